@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trial -- the merged result of one trial, as the engines produce it and the results writer
+ * stores it (one row of trials.csv).
+ */
+#ifndef IOMMULAB_TRIAL_H
+#define IOMMULAB_TRIAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/plugin.h>
+
+#include "stats/histogram.h"
+
+#define TRIAL_MAX_METRICS 4
+#define TRIAL_ERR_LEN 512
+
+enum trial_status {
+	TRIAL_OK = 0,
+	TRIAL_FAILED, /* the plugin broke the protocol, hung, crashed, or init failed */
+};
+
+/* One latency metric: "op" for cmdq, "alloc"/"free" for iova, "map"/"unmap" for dma. */
+struct trial_metric {
+	const char *name;
+	struct lat_summary lat; /* ns */
+};
+
+struct trial_counter {
+	const char *name;
+	enum lab_counter_kind kind;
+	uint64_t total;	 /* EVENTS: sum over CPUs in the measured window; LEVEL: final level */
+	double per_op;	 /* EVENTS: total / ops; LEVEL: same as total */
+};
+
+struct trial_phase {
+	const char *name;	/* "other" for phase 0 */
+	double ns_per_op;	/* mean time per op spent in this phase */
+};
+
+struct trial_result {
+	/* identity */
+	uint32_t index;		/* 0-based, in run order */
+	uint32_t point;		/* sweep point */
+	uint32_t repeat;	/* 0 .. repeats-1 */
+	const char *plugin;	/* the plugin(s) under test: "cmpxchg", or "cmpxchg+fixed_depot" */
+	const char *const *swept_values; /* one per sweep axis, as text */
+	uint32_t n_swept;
+
+	enum trial_status status;
+	char error[TRIAL_ERR_LEN]; /* why it failed: one line */
+
+	/* conditions */
+	uint32_t cpus;
+	const char *engine;	/* "native" | "sim" */
+	const char *device_mode; /* "inline" | "thread" */
+	bool oversubscribed;
+	double duration_s;	/* measured window */
+
+	/* results */
+	uint64_t ops;		/* completed ops, all CPUs */
+	double ops_per_sec;
+	uint64_t ops_min_cpu, ops_max_cpu; /* fairness */
+	struct trial_metric metrics[TRIAL_MAX_METRICS];
+	uint32_t n_metrics;
+	struct trial_counter counters[LAB_MAX_COUNTERS + 8]; /* plugin's, then the host's */
+	uint32_t n_counters;
+	struct trial_phase phases[LAB_MAX_PHASES];
+	uint32_t n_phases;
+};
+
+#endif /* IOMMULAB_TRIAL_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* diag -- a list of error messages collected by library code for the CLI to print. */
+#include "util/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void diag_add(struct diag_list *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	int len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return;
+	msg = malloc((size_t)len + 1);
+	if (!msg)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 8;
+		char **msgs = realloc(d->msgs, cap * sizeof(*msgs));
+		if (!msgs) {
+			free(msg);
+			return;
+		}
+		d->msgs = msgs;
+		d->cap = cap;
+	}
+	d->msgs[d->n++] = msg;
+}
+
+void diag_clear(struct diag_list *d)
+{
+	for (size_t i = 0; i < d->n; i++)
+		free(d->msgs[i]);
+	free(d->msgs);
+	d->msgs = NULL;
+	d->n = d->cap = 0;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* diag -- a list of error messages collected by library code for the CLI to print. */
+#ifndef IOMMULAB_DIAG_H
+#define IOMMULAB_DIAG_H
+
+#include <stddef.h>
+
+struct diag_list {
+	char **msgs;
+	size_t n;
+	size_t cap;
+};
+
+/* Append a printf-formatted message (no trailing newline). Out of memory drops it. */
+void diag_add(struct diag_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void diag_clear(struct diag_list *d);
+
+#endif /* IOMMULAB_DIAG_H */
