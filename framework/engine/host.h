@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host -- the native implementation of the services behind lab.h: shared allocation (with
+ * accounting and optional fault injection), the clock, one struct lab_cpu per CPU with its
+ * counter slots, and the spin hook that every LAB_COND_LOAD* iteration calls.
+ *
+ * The spin hook is where the host gets control while a plugin waits: it runs the registered
+ * idle callback (the device model advances itself there when it has no thread of its own)
+ * and, when the trial is being abandoned (watchdog, protocol violation), unwinds the waiting
+ * CPU to its worker loop with longjmp so a hung plugin cannot hold the run.
+ */
+#ifndef IOMMULAB_HOST_H
+#define IOMMULAB_HOST_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/lab.h>
+
+struct host_env;
+
+/* ncpus CPUs, each with n_counters counter slots; phases_on sets lab_cpu.phases_on. */
+struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_on);
+void host_env_free(struct host_env *env);
+
+const struct lab_host *host_env_host(struct host_env *env);
+struct lab_cpu *host_env_cpu(struct host_env *env, uint32_t cpu);
+const struct lab_clock *host_env_clock(struct host_env *env);
+uint32_t host_env_ncpus(const struct host_env *env);
+
+/* Called from every spin-wait iteration of any CPU (NULL to clear). */
+void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg),
+		       void *arg);
+
+/* Make every N-th lab_alloc() fail (0: never). */
+void host_env_set_alloc_fault(struct host_env *env, uint64_t every_n);
+
+/* Live allocations and bytes (for leak checks and memory reports). */
+uint64_t host_env_live_allocs(const struct host_env *env);
+uint64_t host_env_live_bytes(const struct host_env *env);
+
+/*
+ * Abandoning a trial. A worker arms its CPU with a jmp_buf (host_cpu_arm) before calling into
+ * the plugin; host_env_abort() makes every armed CPU that spins (or calls host_cpu_check)
+ * longjmp there with value 1. host_cpu_disarm when done.
+ */
+void host_cpu_arm(struct lab_cpu *c, jmp_buf *bail);
+void host_cpu_disarm(struct lab_cpu *c);
+void host_env_abort(struct host_env *env);
+bool host_env_aborted(const struct host_env *env);
+void host_cpu_check(struct lab_cpu *c);
+
+/* Zero every CPU's counters of kind EVENTS (kinds[i]) and phase times: the end of warm-up. */
+void host_env_reset_events(struct host_env *env, const struct lab_counter *counters,
+			   uint32_t n_counters);
+
+#endif /* IOMMULAB_HOST_H */
