@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smmu -- the device model: a simulated SMMUv3 command-queue consumer.
+ *
+ * It owns the ring and the PROD/CONS registers behind struct lab_smmu. Entries become
+ * visible when PROD is written past them; the device consumes them in order, spending a
+ * configured time per opcode, poisons each consumed slot (so a slot consumed twice without
+ * being rewritten is caught), advances CONS, and completes a CMD_SYNC with CS=IRQ by writing
+ * its MSIDATA to its MSIADDR.
+ *
+ * Protocol checks (each fails the trial with the slot and values, and halts the device as a
+ * real SMMU halts on CMDQ_ERR): PROD with OVF set, PROD moving backwards, PROD overrunning
+ * CONS by more than the queue, an entry published (PROD written past it) before it was
+ * written, an unknown opcode, an entry rewritten after it was published but before it was
+ * consumed.
+ *
+ * Time: a model clock, not the observer's. Each entry finishes at
+ *   max(previous finish, time its PROD write happened) + service time,
+ * and is acted on (CONS, MSI) by whichever observer first looks after that time:
+ *  - DEVICE_INLINE: no thread of its own; CPUs that write PROD, read CONS or spin in a
+ *    LAB_COND_LOAD* advance it (so a 2-core machine runs 2 workers, not 2 + a consumer);
+ *  - DEVICE_THREAD: a dedicated thread polls the clock and advances it.
+ * Both modes use the same service times and the same checks.
+ */
+#ifndef IOMMULAB_SMMU_H
+#define IOMMULAB_SMMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/cmdq.h>
+
+#include "scenario/scenario.h"
+
+struct smmu_dev;
+
+struct smmu_config {
+	uint32_t shift;			 /* log2 entries */
+	bool msi;			 /* CMD_SYNC may complete by MSI */
+	int mode;			 /* enum device_mode */
+	struct scenario_smmu timing;	 /* service times and MMIO costs (ns) */
+	uint32_t ncpus;			 /* for per-CPU tags (the harness's oracle) */
+	uint64_t trace_cap;		 /* record up to this many consumed commands (0: none) */
+	/* Called once, from whichever thread found it, on the first protocol violation. */
+	void (*on_violation)(void *arg);
+	void *violation_arg;
+};
+
+/* The host's lab_host (for the ring's memory) and clock. NULL with err on failure. */
+struct smmu_dev *smmu_new(const struct smmu_config *cfg, const struct lab_clock *clk, char *err,
+			  size_t err_len);
+void smmu_free(struct smmu_dev *dev);
+
+/* What a cmdq plugin is given. */
+struct lab_smmu *smmu_iface(struct smmu_dev *dev);
+
+/* The spin hook of DEVICE_INLINE mode: advance if something is due (host_env_set_idle). */
+void smmu_idle(struct lab_cpu *c, void *dev);
+
+/* DEVICE_THREAD mode: start/stop the consumer thread. 0 or -errno. */
+int smmu_start(struct smmu_dev *dev);
+void smmu_stop(struct smmu_dev *dev);
+
+/* Consume everything published whose time has come (for tests and teardown). */
+void smmu_advance(struct smmu_dev *dev);
+
+/* The first violation, or NULL. */
+const char *smmu_error(const struct smmu_dev *dev);
+
+struct smmu_stats {
+	uint64_t consumed;	/* commands consumed, CMD_SYNCs included */
+	uint64_t syncs;		/* CMD_SYNCs consumed */
+	uint64_t msi_writes;	/* CMD_SYNCs completed by MSI */
+	uint64_t prod_writes;	/* MMIO writes of PROD */
+	uint64_t cons_reads;	/* MMIO reads of CONS */
+};
+void smmu_get_stats(const struct smmu_dev *dev, struct smmu_stats *out);
+
+/* Register values now (for reports). */
+uint32_t smmu_prod(const struct smmu_dev *dev);
+uint32_t smmu_cons(const struct smmu_dev *dev);
+
+/*
+ * The harness's tags. A TLBI_NH_VA built by smmu_tag_cmd(cpu, seq, i) carries the issuing
+ * CPU in its ASID and (seq, i) in its address; the device records, per CPU, the highest seq
+ * whose last command (i == last) it consumed, and keeps the trace for the oracle.
+ */
+struct lab_cmd smmu_tag_cmd(uint32_t cpu, uint64_t seq, uint32_t i, uint32_t n);
+bool smmu_untag_cmd(const struct lab_cmd *cmd, uint32_t *cpu, uint64_t *seq, uint32_t *i,
+		    uint32_t *n);
+/* Highest seq of cpu whose commands were all consumed (0: none yet; seqs start at 1). */
+uint64_t smmu_done_seq(const struct smmu_dev *dev, uint32_t cpu);
+
+/* The trace: commands in consumption order. *truncated if trace_cap was reached. */
+const struct lab_cmd *smmu_trace(const struct smmu_dev *dev, uint64_t *n, bool *truncated);
+
+#endif /* IOMMULAB_SMMU_H */
