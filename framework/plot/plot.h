@@ -25,7 +25,8 @@ struct plot_report {
 };
 
 /*
- * template_dir: where plots/*.gp are (the build/installed location; the caller resolves
+ * template_dir: where the templates style.gp, lines.gp, phases.gp are (the build/installed
+ * location of plots/; the caller resolves
  * IOMMULAB_PLOT_DIR etc.). gnuplot: the program to run, or NULL to look for "gnuplot" in PATH.
  * 0 (graphs made, or gnuplot missing with the note set) or -errno with err set (bad results).
  */
