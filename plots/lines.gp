@@ -41,7 +41,12 @@ set xlabel ARG5
 set ylabel ARG6
 
 if (_has("logx")) { set logscale x 2 }
-if (_has("logy")) { set logscale y 10; set format y "%.0s%c" }
+if (_has("logy")) {
+	set logscale y 10
+	set format y "%.0s%c"
+	# A log axis spanning under two decades shows one or two labels: add 2x and 5x ones.
+	do for [_e = -6:15] { set ytics add (2 * 10.0 ** _e, 5 * 10.0 ** _e) }
+}
 if (!_has("logy")) { set yrange [0:*] }
 
 # paired: blocks 2k-1 and 2k share colour k; the second of each pair is dashed.

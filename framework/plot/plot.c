@@ -633,8 +633,8 @@ static int plot_latency(struct plot_ctx *c)
 		char *metric = strndup(h, len - 7);
 		char *p99 = metric ? xasprintf("%s_p99_ns", metric) : NULL;
 		char *name = metric ? xasprintf("latency-%s", metric) : NULL;
-		char *title = metric ? xasprintf("%s latency: p50 (solid) and p99 (dashed), mean "
-						 "of repeats with 95%% CI", metric)
+		char *title = metric ? xasprintf("%s latency: p50 (filled) and p99 (open, dashed), "
+						 "mean of repeats with 95%% CI", metric)
 				     : NULL;
 		int ret = -ENOMEM;
 
