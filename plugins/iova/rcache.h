@@ -507,7 +507,8 @@ static inline int rcache_create(struct lab_iova_setup *s, const struct rcache_de
 			goto err_free;
 	}
 	for (unsigned int b = 0; depot_slots && b < IOVA_RANGE_CACHE_MAX_SIZE; b++) {
-		rc->bins[b].depot_slots = lab_alloc(h, sizeof(struct iova_magazine *) * depot_slots);
+		rc->bins[b].depot_slots = lab_alloc(h, sizeof(*rc->bins[b].depot_slots) *
+							       depot_slots);
 		if (!rc->bins[b].depot_slots)
 			goto err_free;
 	}

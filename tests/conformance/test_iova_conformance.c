@@ -56,7 +56,8 @@ static size_t find_plugins(void)
 	while ((de = readdir(d)) && n < MAX_PLUGINS) {
 		size_t len = strlen(de->d_name);
 
-		if (strncmp(de->d_name, "iova-", 5) || len < 9 || strcmp(de->d_name + len - 3, ".so"))
+		if (strncmp(de->d_name, "iova-", 5) || len < 9 ||
+		    strcmp(de->d_name + len - 3, ".so"))
 			continue;
 		snprintf(cases[n].path, sizeof(cases[n].path), "%s/%s", dir, de->d_name);
 		snprintf(cases[n].name, sizeof(cases[n].name), "%.*s", (int)(len - 8),
@@ -341,8 +342,8 @@ static void *random_worker(void *arg)
 			live[i] = live[--n];
 		} else {
 			/* Mostly small sizes (the cached bins), some up to 64 pages. */
-			uint64_t size = rand_r(&w->seed) % 2 ? (uint64_t)(rand_r(&w->seed) % 4) + 1
-							     : (uint64_t)(rand_r(&w->seed) % 64) + 1;
+			uint64_t span = rand_r(&w->seed) % 2 ? 4 : 64;
+			uint64_t size = (uint64_t)rand_r(&w->seed) % span + 1;
 			uint64_t limit = rand_r(&w->seed) % 2 ? LIM32 : LIM64;
 			uint64_t pfn = checked_alloc(w->r, w->c, w->s, size, limit, true);
 
