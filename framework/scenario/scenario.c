@@ -458,12 +458,13 @@ static void read_set(struct loader *L, const char *arg, int index)
 		key = target;
 	}
 	e = add_entry(L, section, key, value ? value : "", 0, arg);
-	if (e)
+	if (e) {
 		e->order = ORDER_SET + index;
-	if (e && (!value || !*section || !*key))
-		report_at(L, e, NULL, NULL, R_SET_SYNTAX);
-	if (e && (!value || !*section || !*key))
-		e->key[0] = '\0'; /* reported: the steps below skip it */
+		if (!value || !*section || !*key) {
+			report_at(L, e, NULL, NULL, R_SET_SYNTAX);
+			e->key[0] = '\0'; /* reported: the steps below skip it (skipped()) */
+		}
+	}
 	free(copy);
 }
 
@@ -1080,7 +1081,8 @@ static bool finish(struct loader *L, struct diag_list *diags)
 {
 	bool failed = L->n_msgs || L->oom;
 
-	qsort(L->msgs, L->n_msgs, sizeof(*L->msgs), compare_messages);
+	if (L->n_msgs)
+		qsort(L->msgs, L->n_msgs, sizeof(*L->msgs), compare_messages);
 	for (size_t i = 0; i < L->n_msgs; i++) {
 		diag_add(diags, "%s", L->msgs[i].text);
 		free(L->msgs[i].text);

@@ -557,3 +557,53 @@ Test(scenario, suffixes_and_line_limit_edge, .timeout = 5)
 	snprintf(text, sizeof(text), "[scenario]\nname = %0193d\n[plugins]\ncmdq = fake\n", 7);
 	expect_load_errors(text, NULL, 0, exp, N(exp));
 }
+
+Test(scenario, messages_come_in_line_order_whatever_step_found_them, .timeout = 5)
+{
+	static const char *const exp[] = {
+		":2: [sweep] cpus: 0 not in [1, 4096]",	/* found third: sweeps need the rest */
+		":4: [plugin.fake] batch: 0 not in [1, 64]", /* found second */
+		":6: [smmu] msi: 'perhaps' is not one of: true, false", /* found first */
+		"--set repeats=0: [scenario] repeats: 0 not in [1, 1000]",
+	};
+	static const char *const sets[] = { "repeats=0" };
+
+	expect_load_errors("[sweep]\ncpus = 0, 1\n[plugin.fake]\nbatch = 0\n[smmu]\nmsi = perhaps\n"
+			   "[scenario]\n[plugins]\ncmdq = fake\n",
+			   sets, N(sets), exp, N(exp));
+}
+
+/* A registry where a cmdq and an iova plugin share a name, told apart by find_kind. */
+static const struct lab_plugin null_cmdq = { .kind = LAB_KIND_CMDQ, .name = "null" };
+static const struct lab_plugin null_iova = { .kind = LAB_KIND_IOVA, .name = "null" };
+
+static const struct lab_plugin *null_find(void *ctx, const char *name)
+{
+	(void)ctx;
+	return strcmp(name, "null") ? NULL : &null_iova;
+}
+
+static const struct lab_plugin *null_find_kind(void *ctx, uint32_t kind, const char *name)
+{
+	(void)ctx;
+	if (strcmp(name, "null"))
+		return NULL;
+	return kind == LAB_KIND_CMDQ ? &null_cmdq : &null_iova;
+}
+
+Test(scenario, find_kind_tells_same_named_plugins_apart, .timeout = 5)
+{
+	static const struct plugin_lookup both = { .find = null_find,
+						   .find_kind = null_find_kind };
+	struct diag_list d = { 0 };
+	struct scenario *s;
+
+	write_tmp("[scenario]\nworkload = dma\n[plugins]\ncmdq = null\niova = null\n");
+	s = scenario_load(tmp_path, NULL, 0, &both, &d);
+	remove_tmp();
+	cr_assert_not_null(s, "%s", d.n ? d.msgs[0] : "");
+	cr_assert_eq(s->cmdq[0].desc, &null_cmdq);
+	cr_assert_eq(s->iova[0].desc, &null_iova);
+	scenario_free(s);
+	diag_clear(&d);
+}
