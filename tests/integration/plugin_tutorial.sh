@@ -3,8 +3,9 @@
 # cannot rot: install iommulab into a temporary prefix, copy the installed cmdq skeleton,
 # rename it, build it out of tree with the one documented command (pkg-config from that
 # prefix), `iommulab verify` it, run it next to the built-in plugins with --plugin-dir, find its
-# rows in trials.csv and its lines in the graphs; then build the iova skeleton with its
-# Makefile, and `make install` the new plugin so iommulab finds it without flags.
+# rows in trials.csv and its lines in the graphs; then build the iova template (nocache) with
+# its Makefile and run it next to a built-in cache, and `make install` the new cmdq plugin so
+# iommulab finds it without flags.
 #
 # usage: plugin_tutorial.sh SOURCE_ROOT    (KEEP=1 keeps the temporary directory)
 # Deviations from the tutorial, both for speed only: the install uses a prefix of its own
@@ -29,6 +30,19 @@ step() {
 fail() {
 	echo "FAIL: $*" >&2
 	exit 1
+}
+
+# ok_rows TRIALS_CSV PLUGIN: how many rows PLUGIN has in trials.csv, all with status ok (-1
+# and the failed rows on stderr if any failed).
+ok_rows() {
+	python3 - "$1" "$2" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["plugin"] == sys.argv[2]]
+bad = [r for r in rows if r["status"] != "ok"]
+for r in bad:
+    print("failed trial:", r, file=sys.stderr)
+print(len(rows) if not bad else -1)
+PY
 }
 
 # Run a command quietly; on failure show its output and stop.
@@ -86,16 +100,7 @@ iommulab --plugin-dir . run mine.ini --out results || fail "iommulab run mine.in
 
 step "tutorial 5: its rows in trials.csv, its lines in the graphs"
 [ -f results/trials.csv ] || fail "no results/trials.csv"
-rows=$(python3 - results/trials.csv <<'PY'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-mine = [r for r in rows if r["plugin"] == "mine"]
-bad = [r for r in mine if r["status"] != "ok"]
-for r in bad:
-    print("failed trial:", r, file=sys.stderr)
-print(len(mine) if not bad else -1)
-PY
-)
+rows=$(ok_rows results/trials.csv mine)
 echo "trials.csv: $rows ok rows for mine"
 [ "$rows" = 2 ] || fail "expected 2 ok rows for mine (cpus = 1, 2), got $rows"
 grep -l mine results/plots/*.dat >/dev/null 2>&1 || fail "mine appears in no results/plots/*.dat"
@@ -104,10 +109,28 @@ if command -v gnuplot >/dev/null 2>&1; then
 	grep -q mine results/plots/throughput.svg || fail "mine not in the throughput graph"
 fi
 
-step "the iova skeleton builds with its Makefile and loads"
+step "the iova template builds with its Makefile and runs next to a built-in cache"
 cp -r "$skeletondir/iova" "$work/iova"
 quiet make -C "$work/iova"
-iommulab list "$work/iova/iova-skeleton.so" || fail "iommulab list iova-skeleton.so"
+cat >"$work/iova/iova.ini" <<'EOF'
+[scenario]
+name = iova-nocache
+workload = iova
+duration_ms = 200
+warmup_ms = 50
+repeats = 1
+
+[sweep]
+cpus = 1, 2
+
+[plugins]
+iova = fixed_depot, nocache
+EOF
+iommulab --plugin-dir "$work/iova" run "$work/iova/iova.ini" --out "$work/iova/results" ||
+	fail "iommulab run iova.ini"
+rows=$(ok_rows "$work/iova/results/trials.csv" nocache)
+echo "trials.csv: $rows ok rows for nocache"
+[ "$rows" = 2 ] || fail "expected 2 ok rows for nocache (cpus = 1, 2), got $rows"
 
 step "make install puts the plugin where iommulab finds it without flags"
 cp "$skeletondir/cmdq/Makefile" .

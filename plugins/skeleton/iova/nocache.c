@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * skeleton -- the iova plugin author's template: a policy that caches nothing. Every alloc
+ * nocache -- the iova plugin author's template: a policy that caches nothing. Every alloc
  * and free goes straight to the host's slow path (the rbtree allocator behind one lock, as
  * drivers/iommu/iova.c without its rcache), so it is both correct and the baseline a cache
  * has to beat. Copy this file, rename it, change SKEL_NAME, and put your cache in front of
  * the slow path. Build it out of tree against an installed iommulab with the one command
  *
- *	cc $(pkg-config --cflags iommulab) -O2 -shared -fPIC -o iova-skeleton.so skeleton.c
+ *	cc $(pkg-config --cflags iommulab) -O2 -shared -fPIC -o iova-nocache.so nocache.c
  *
  * (the file must be called iova-<name>.so where <name> is .name in the descriptor below).
  *
@@ -23,7 +23,7 @@
 
 #include <iommulab/iova.h>
 
-#define SKEL_NAME "skeleton"
+#define SKEL_NAME "nocache"
 
 /*
  * The kernel caches sizes of 1 .. 32 pages (IOVA_RANGE_CACHE_MAX_SIZE = 6: orders 0..5) and
