@@ -344,7 +344,7 @@ static void merge(struct trial *t, struct trial_result *res)
 		slowpath_get_stats(t->sp, &st);
 		add_counter(res, "tree_lock_wait_ns", LAB_COUNTER_EVENTS, st.lock_wait_ns);
 		add_counter(res, "tree_ranges", LAB_COUNTER_LEVEL, st.live);
-		add_counter(res, "alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
+		add_counter(res, "wl_alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
 	}
 	res->n_phases = t->n_phases;
 	for (uint32_t p = 0; p < t->n_phases; p++) {
