@@ -2,6 +2,9 @@
 /* host -- the native services behind lab.h (see host.h). */
 #include "engine/host.h"
 
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +13,7 @@
 /* Per-CPU host data, one cache line apart from its neighbours. */
 struct host_cpu {
 	struct lab_cpu cpu;
-	jmp_buf *bail;
+	sigjmp_buf *bail;
 	struct host_env *env;
 } LAB_CACHE_ALIGNED;
 
@@ -72,7 +75,7 @@ void host_cpu_check(struct lab_cpu *c)
 	struct host_cpu *hc = c->host_priv;
 
 	if (hc->bail && __atomic_load_n(&hc->env->aborted, __ATOMIC_RELAXED))
-		longjmp(*hc->bail, 1);
+		siglongjmp(*hc->bail, 1);
 }
 
 static void host_spin(struct lab_cpu *c)
@@ -183,7 +186,7 @@ uint64_t host_env_live_bytes(const struct host_env *env)
 	return __atomic_load_n(&env->live_bytes, __ATOMIC_RELAXED);
 }
 
-void host_cpu_arm(struct lab_cpu *c, jmp_buf *bail)
+void host_cpu_arm(struct lab_cpu *c, sigjmp_buf *bail)
 {
 	((struct host_cpu *)c->host_priv)->bail = bail;
 }
@@ -203,14 +206,46 @@ bool host_env_aborted(const struct host_env *env)
 	return __atomic_load_n(&env->aborted, __ATOMIC_RELAXED);
 }
 
-void host_env_reset_events(struct host_env *env, const struct lab_counter *counters,
+void host_cpu_reset_events(struct lab_cpu *c, const struct lab_counter *counters,
 			   uint32_t n_counters)
 {
-	for (uint32_t i = 0; i < env->ncpus; i++) {
-		struct lab_cpu *c = &env->cpus[i].cpu;
-		for (uint32_t k = 0; k < n_counters && k < env->n_counters; k++)
-			if (counters[k].kind == LAB_COUNTER_EVENTS)
-				c->counters[k] = 0;
-		memset(c->phase_ns, 0, sizeof(c->phase_ns));
-	}
+	struct host_cpu *hc = c->host_priv;
+
+	for (uint32_t k = 0; k < n_counters && k < hc->env->n_counters; k++)
+		if (counters[k].kind == LAB_COUNTER_EVENTS)
+			c->counters[k] = 0;
+	memset(c->phase_ns, 0, sizeof(c->phase_ns));
+}
+
+/* ---- unwinding a CPU stuck outside a spin-wait ------------------------------------------- */
+
+#define BAIL_SIGNAL SIGUSR1
+
+static _Thread_local struct lab_cpu *thread_cpu;
+
+void host_thread_set_cpu(struct lab_cpu *c)
+{
+	thread_cpu = c;
+}
+
+static void bail_handler(int sig)
+{
+	(void)sig;
+	if (thread_cpu)
+		host_cpu_check(thread_cpu);
+}
+
+int host_install_bail_signal(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = bail_handler;
+	sigemptyset(&sa.sa_mask);
+	return sigaction(BAIL_SIGNAL, &sa, NULL) ? -errno : 0;
+}
+
+int host_bail_thread(unsigned long thread)
+{
+	return -pthread_kill((pthread_t)thread, BAIL_SIGNAL);
 }

@@ -41,18 +41,28 @@ uint64_t host_env_live_allocs(const struct host_env *env);
 uint64_t host_env_live_bytes(const struct host_env *env);
 
 /*
- * Abandoning a trial. A worker arms its CPU with a jmp_buf (host_cpu_arm) before calling into
+ * Abandoning a trial. A worker arms its CPU with a sigjmp_buf (host_cpu_arm) before calling into
  * the plugin; host_env_abort() makes every armed CPU that spins (or calls host_cpu_check)
- * longjmp there with value 1. host_cpu_disarm when done.
+ * siglongjmp there with value 1. host_cpu_disarm when done.
  */
-void host_cpu_arm(struct lab_cpu *c, jmp_buf *bail);
+void host_cpu_arm(struct lab_cpu *c, sigjmp_buf *bail);
 void host_cpu_disarm(struct lab_cpu *c);
 void host_env_abort(struct host_env *env);
 bool host_env_aborted(const struct host_env *env);
 void host_cpu_check(struct lab_cpu *c);
 
-/* Zero every CPU's counters of kind EVENTS (kinds[i]) and phase times: the end of warm-up. */
-void host_env_reset_events(struct host_env *env, const struct lab_counter *counters,
+/*
+ * For CPUs stuck outside any spin-wait (a livelocked CAS loop): install once a signal handler
+ * that unwinds an armed CPU, and send that signal to a thread. host_signal_bail() is called by
+ * the handler with the CPU the thread runs as (set with host_thread_set_cpu).
+ */
+int host_install_bail_signal(void);
+void host_thread_set_cpu(struct lab_cpu *c);
+int host_bail_thread(unsigned long thread); /* pthread_t; 0 or -errno */
+
+/* Zero one CPU's counters of kind EVENTS and its phase times (the end of its warm-up). Only
+ * the CPU itself may call this while the trial runs. */
+void host_cpu_reset_events(struct lab_cpu *c, const struct lab_counter *counters,
 			   uint32_t n_counters);
 
 #endif /* IOMMULAB_HOST_H */

@@ -3,14 +3,22 @@
  * plot -- turn a results directory's trials.csv into gnuplot data and graphs.
  *
  * Reads DIR/trials.csv (the single source of truth: used after a run and by `iommulab plot`),
- * aggregates repeats (mean, 95% CI), and writes under DIR/plots/:
- *   latency.dat/.gp        p50 and p99 of each metric against the x key, one line per plugin
- *   throughput.dat/.gp     ops/s against the x key (higher is better)
- *   phases.dat/.gp         mean ns per op per phase, stacked bars per plugin (at each x)
- *   counters.dat/.gp       each counter's per-op value against the x key, one panel each
- * Each .gp is a small script that loads the template plots/<kind>.gp with the shared
- * plots/style.gp; it is run as `gnuplot -c TEMPLATE DATA OUT TITLE ...` for png and svg.
- * The x key is the first swept key of the run (CPUs if none was swept).
+ * by column name, uses the rows with status "ok", aggregates repeats per (x value, line)
+ * (mean, 95% CI), and writes under DIR/plots/, each graph as NAME.dat, NAME.gp, NAME.png and
+ * NAME.svg:
+ *   latency-M       p50 and p99 of metric M against x, one pair of lines per line (lower better)
+ *   throughput      ops/s against x (higher is better)
+ *   phases          mean ns per op in each phase, stacked bars per line, at the largest x
+ *   counter-C       counter C per op against x (or its level, for a counter whose _per_op
+ *                   column is empty: a LEVEL counter)
+ * x is the first sweep axis (the columns between "plugin" and "status"), or "cpus" if none;
+ * a line is a plugin plus the values of the other axes ("cmpxchg cmds_per_sync=4"). With a
+ * single x value the graph shows points with error bars, one x position per line.
+ * .dat: one gnuplot block per line (two blank lines apart, first comment names it), columns
+ * x mean ci_low ci_high "xtic". NAME.gp re-renders with the copies of the templates
+ * (style.gp, lines.gp, phases.gp) written next to it: `gnuplot DIR/plots/NAME.gp` from any
+ * directory or machine. Rendering runs `gnuplot -c TEMPLATE DATA OUT TITLE SUBTITLE XLABEL
+ * YLABEL LABELS FLAGS png|svg` without a shell; gnuplot's output goes to DIR/plots/gnuplot.log.
  */
 #ifndef IOMMULAB_PLOT_H
 #define IOMMULAB_PLOT_H
@@ -25,9 +33,13 @@ struct plot_report {
 };
 
 /*
- * template_dir: where plots/*.gp are (the build/installed location; the caller resolves
- * IOMMULAB_PLOT_DIR etc.). gnuplot: the program to run, or NULL to look for "gnuplot" in PATH.
- * 0 (graphs made, or gnuplot missing with the note set) or -errno with err set (bad results).
+ * template_dir: where the templates style.gp, lines.gp, phases.gp are (the build/installed
+ * location of plots/; the caller resolves IOMMULAB_PLOT_DIR etc.). gnuplot: the program to
+ * run (a path, or a name looked up in PATH), or NULL for "gnuplot" in PATH.
+ * Returns 0 when the graphs were made, when gnuplot is missing (rendered = 0, note says how
+ * to render), or when no trial succeeded (note says so); -errno with err set otherwise:
+ * -EINVAL "DIR/trials.csv:LINE: ..." for a malformed file, -ENOENT for a missing template,
+ * -EIO when gnuplot failed (see DIR/plots/gnuplot.log).
  */
 int plot_results(const char *results_dir, const char *template_dir, const char *gnuplot,
 		 struct plot_report *report, char *err, size_t err_len);

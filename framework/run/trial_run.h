@@ -56,7 +56,4 @@ struct oracle_report {
 int trial_run(const struct trial_request *req, struct trial_result *res,
 	      struct oracle_report *oracle);
 
-/* Release what trial_run allocated inside res (names are static or owned by the plugin). */
-void trial_result_release(struct trial_result *res);
-
 #endif /* IOMMULAB_TRIAL_RUN_H */

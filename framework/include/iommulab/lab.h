@@ -215,7 +215,10 @@ static inline void lab_fence(enum lab_order o)
 
 /* ---- waiting ----------------------------------------------------------------------------- */
 
-/* One failed iteration of a spin-wait. Use LAB_COND_LOAD*, not this, in plugin code. */
+/*
+ * One failed iteration of a wait. Plugins use LAB_COND_LOAD* for memory; they call this
+ * directly only when polling a device register (queue_poll() on CONS), with watched = NULL.
+ */
 static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
 {
 	(void)watched; /* the sim engine parks the CPU on this line */

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/* iommulab run -- load a scenario, run it, print the summary, render the graphs. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "engine/clock.h"
+#include "engine/native.h"
+#include "results/results.h"
+#include "run/runner.h"
+#include "scenario/scenario.h"
+
+static volatile int stop_requested;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	if (stop_requested)
+		_exit(EXIT_INTERRUPTED); /* second Ctrl-C: now (finished trials are on disk) */
+	stop_requested = 1;
+	static const char msg[] = "\niommulab: interrupted: finishing the trial in progress "
+				  "(Ctrl-C again to quit now; finished trials are kept)\n";
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+}
+
+/* One line of the summary table: a (point, plugin) with its repeats averaged. */
+struct row {
+	char label[160]; /* plugin + swept values */
+	uint32_t cpus;
+	size_t n, failed;
+	double ops_s, p50, p99, syncs, harness;
+	char error[TRIAL_ERR_LEN];
+};
+
+struct table {
+	struct row *rows;
+	size_t n, cap;
+	bool tty;
+	const struct scenario *s;
+};
+
+static struct row *find_row(struct table *t, const char *label)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->rows[i].label, label))
+			return &t->rows[i];
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 32;
+		struct row *v = realloc(t->rows, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		t->rows = v;
+		t->cap = cap;
+	}
+	struct row *r = &t->rows[t->n++];
+	memset(r, 0, sizeof(*r));
+	snprintf(r->label, sizeof(r->label), "%s", label);
+	return r;
+}
+
+static double counter_per_op(const struct trial_result *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->n_counters; i++)
+		if (!strcmp(t->counters[i].name, name))
+			return t->counters[i].per_op;
+	return 0;
+}
+
+static void on_progress(void *arg, const struct run_progress *p)
+{
+	struct table *t = arg;
+	const struct trial_result *tr = p->last;
+	char label[160];
+	int off = snprintf(label, sizeof(label), "%s", tr->plugin);
+
+	for (uint32_t i = 0; i < tr->n_swept && off < (int)sizeof(label); i++)
+		off += snprintf(label + off, sizeof(label) - (size_t)off, " %s=%s", t->s->axes[i].key,
+				tr->swept_values[i]);
+	struct row *r = find_row(t, label);
+	if (r) {
+		r->cpus = tr->cpus;
+		if (tr->status == TRIAL_OK) {
+			size_t k = r->n - r->failed + 1; /* running means over ok repeats */
+			r->ops_s += (tr->ops_per_sec - r->ops_s) / (double)k;
+			r->p50 += ((double)tr->metrics[0].lat.p50 - r->p50) / (double)k;
+			r->p99 += ((double)tr->metrics[0].lat.p99 - r->p99) / (double)k;
+			r->syncs += (counter_per_op(tr, "dev_syncs") - r->syncs) / (double)k;
+			r->harness += (counter_per_op(tr, "harness_ns") - r->harness) / (double)k;
+		} else {
+			r->failed++;
+			snprintf(r->error, sizeof(r->error), "%s", tr->error);
+		}
+		r->n++;
+	}
+	if (tr->status != TRIAL_OK)
+		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
+			tr->index, label, tr->error);
+	if (t->tty) {
+		fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  eta %.0fs", p->done, p->total,
+			label, p->elapsed_s, p->eta_s);
+		if (p->done == p->total)
+			fputc('\n', stderr);
+	}
+}
+
+static void print_table(const struct table *t, const struct lab_clock *clk)
+{
+	printf("\n%-40s %5s %12s %10s %10s %9s  %s\n", "plugin / point", "cpus", "ops/s",
+	       "p50 ns", "p99 ns", "syncs/op", "status");
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row *r = &t->rows[i];
+		if (r->failed == r->n) {
+			printf("%-40s %5u %12s %10s %10s %9s  FAILED: %s\n", r->label, r->cpus, "-",
+			       "-", "-", "-", r->error);
+			continue;
+		}
+		printf("%-40s %5u %12.0f %10.0f %10.0f %9.2f  %s\n", r->label, r->cpus, r->ops_s,
+		       r->p50, r->p99, r->syncs, r->failed ? "some repeats failed" : "ok");
+	}
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row *r = &t->rows[i];
+		if (!strncmp(r->label, "null", 4) && (r->label[4] == ' ' || !r->label[4]) &&
+		    r->n > r->failed) {
+			printf("\nharness overhead (null plugin, %s): %.1f ns per op in issue() "
+			       "(timestamp pair), %.1f ns per op around it (loop, tags, histogram)\n",
+			       r->label, r->p50, r->harness);
+			break;
+		}
+	}
+	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
+}
+
+static int write_run_files(const char *dir, const struct scenario *s,
+			   const struct lab_clock *clk)
+{
+	char path[4200], text[4096];
+	struct utsname u;
+	int off = 0;
+
+	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
+	if (scenario_write_resolved(s, path))
+		return -EIO;
+	uname(&u);
+	snprintf(text, sizeof(text),
+		 "host: %s\nkernel: %s %s %s\nonline_cpus: %u\nclock: %s (%.4f ns per tick)\n"
+		 "iommulab: %s (plugin ABI %d.%d)\n",
+		 u.nodename, u.sysname, u.release, u.machine, native_online_cpus(),
+		 clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR, LAB_ABI_MINOR);
+	if (results_write_file(dir, "machine.txt", text))
+		return -EIO;
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)sizeof(text); i++) {
+		const struct lab_plugin *d = i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
+		off += snprintf(text + off, sizeof(text) - (size_t)off, "%s %s %s ABI %u.%u\n",
+				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
+				d->abi_minor);
+	}
+	return results_write_file(dir, "plugins.txt", text);
+}
+
+static int mkdir_p(const char *dir)
+{
+	char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0777) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static const struct lab_plugin *lookup(void *ctx, const char *name)
+{
+	const struct loaded_plugin *p = registry_find(ctx, name, NULL);
+	return p ? p->desc : NULL;
+}
+
+int cmd_run(int argc, char **argv, struct cli_common *c)
+{
+	const char *path = NULL, *out = NULL;
+	const char **sets = NULL;
+	size_t n_sets = 0;
+	struct plugin_registry reg = { 0 };
+	struct diag_list diags = { 0 }, load_diags = { 0 };
+	struct scenario *s = NULL;
+	struct table table = { .tty = isatty(STDERR_FILENO) };
+	char dir[4096], err[1024] = "";
+	int status = EXIT_USAGE;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+			const char **v = realloc(sets, (n_sets + 1) * sizeof(*v));
+			if (!v)
+				goto out;
+			sets = v;
+			sets[n_sets++] = argv[++i];
+		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+			out = argv[++i];
+		} else if (argv[i][0] != '-' && !path) {
+			path = argv[i];
+		} else {
+			fprintf(stderr, "iommulab run: unexpected argument '%s'\nusage: iommulab run "
+				"SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n", argv[i]);
+			goto out;
+		}
+	}
+	if (!path) {
+		fprintf(stderr, "iommulab run: no scenario given\nusage: iommulab run SCENARIO.ini "
+			"[--set SECTION.KEY=VALUE]... [--out DIR]\n");
+		goto out;
+	}
+	cli_load_plugins(c, &reg, &load_diags);
+	struct plugin_lookup pl = { .find = lookup, .ctx = &reg };
+	s = scenario_load(path, sets, n_sets, &pl, &diags);
+	if (!s) {
+		cli_print_diags(&load_diags, "iommulab: warning: ");
+		cli_print_diags(&diags, "");
+		fprintf(stderr, "iommulab: %zu error%s in %s: nothing was run\n", diags.n,
+			diags.n == 1 ? "" : "s", path);
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova; i++) {
+		const char *name = i < s->n_cmdq ? s->cmdq[i].desc->name : s->iova[i - s->n_cmdq].desc->name;
+		const char *why;
+		if (!registry_find(&reg, name, &why) && why) {
+			cli_print_diags(&load_diags, "iommulab: ");
+			fprintf(stderr, "iommulab: plugin '%s': %s: nothing was run\n", name, why);
+			goto out;
+		}
+	}
+	if (out) {
+		snprintf(dir, sizeof(dir), "%s", out);
+	} else {
+		char stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		snprintf(dir, sizeof(dir), "results/%s-%s", s->base.scenario.name, stamp);
+	}
+
+	struct lab_clock clk;
+	clock_setup(&clk, 0);
+	table.s = s;
+	struct sigaction sa = { .sa_handler = on_sigint };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
+		runner_n_trials(s),
+		(double)runner_n_trials(s) *
+			(double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0,
+		dir);
+	if (mkdir_p(dir) || write_run_files(dir, s, &clk)) {
+		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
+		goto out;
+	}
+	struct run_options opt = { .out_dir = dir, .progress = on_progress, .arg = &table,
+				   .stop = &stop_requested };
+	struct run_report rep;
+	int rc = runner_run(s, &opt, &rep, err, sizeof(err));
+	if (rc && !rep.trials) {
+		fprintf(stderr, "iommulab: %s\n", err);
+		goto out;
+	}
+	print_table(&table, &clk);
+	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
+	cli_render_plots(dir);
+	if (rep.interrupted) {
+		fprintf(stderr, "iommulab: interrupted after %zu trials; they are in %s/trials.csv\n",
+			rep.trials, dir);
+		status = EXIT_INTERRUPTED;
+	} else if (rep.failed) {
+		fprintf(stderr, "iommulab: %zu of %zu trials failed (see the error column of "
+			"%s/trials.csv)\n", rep.failed, rep.trials, dir);
+		status = EXIT_TRIALS_FAILED;
+	} else {
+		status = EXIT_OK;
+	}
+out:
+	free(table.rows);
+	scenario_free(s);
+	registry_free(&reg);
+	diag_clear(&diags);
+	diag_clear(&load_diags);
+	free(sets);
+	return status;
+}

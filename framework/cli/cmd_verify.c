@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iommulab verify -- the conformance checks on one cmdq plugin (a dropped-in .so or a name):
+ * the oracle of trial_run over a grid of hostile configurations (tiny queues to force wrap
+ * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs). Prints
+ * pass/fail per check with the first counterexample; exit 0 only if every check passed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "engine/native.h"
+#include "params/params.h"
+#include "run/trial_run.h"
+#include "scenario/scenario.h"
+
+#define VERIFY_OPS_PER_CPU 3000
+
+struct verdict {
+	const char *name;
+	bool pass;
+	size_t runs;
+	char detail[ORACLE_DETAIL_LEN + 128];
+};
+
+static int defaults(struct scenario_cfg *cfg, char *err, size_t len)
+{
+	size_t n;
+	const struct scenario_section *sec = scenario_sections(&n);
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (size_t i = 0; i < n; i++)
+		if (param_set_defaults(sec[i].params, sec[i].n_params, (char *)cfg + sec[i].offset,
+				       err, len))
+			return -1;
+	return 0;
+}
+
+/* "section.key=value" onto cfg, or "plugin.NAME.key=value" / "NAME.key=value" onto pcfg. */
+static int apply_set(const char *set, struct scenario_cfg *cfg, const struct lab_plugin *d,
+		     void *pcfg, char *err, size_t len)
+{
+	char buf[512], why[256];
+	size_t n;
+	const struct scenario_section *sec = scenario_sections(&n);
+
+	snprintf(buf, sizeof(buf), "%s", set);
+	char *eq = strchr(buf, '='), *dot = strrchr(buf, '.');
+	if (!eq || !dot || dot > eq) {
+		snprintf(err, len, "--set %s: expected SECTION.KEY=VALUE", set);
+		return -1;
+	}
+	*eq = *dot = '\0';
+	const char *section = buf, *key = dot + 1, *value = eq + 1;
+	if (!strncmp(section, "plugin.", 7))
+		section += 7;
+	if (!strcmp(section, d->name)) {
+		const struct lab_param *p = param_find(d->params, d->n_params, key);
+		if (!p || param_parse(p, value, pcfg, why, sizeof(why))) {
+			snprintf(err, len, "--set %s: %s", set, p ? why : "unknown plugin key");
+			return -1;
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(sec[i].name, section))
+			continue;
+		const struct lab_param *p = param_find(sec[i].params, sec[i].n_params, key);
+		if (!p || param_parse(p, value, (char *)cfg + sec[i].offset, why, sizeof(why))) {
+			snprintf(err, len, "--set %s: %s", set, p ? why : "unknown key");
+			return -1;
+		}
+		return 0;
+	}
+	snprintf(err, len, "--set %s: unknown section '%s'", set, section);
+	return -1;
+}
+
+static void record(struct verdict *v, size_t nv, const struct oracle_report *o, const char *where)
+{
+	for (uint32_t i = 0; i < o->n_checks; i++)
+		for (size_t k = 0; k < nv; k++) {
+			if (strcmp(v[k].name, o->checks[i].name))
+				continue;
+			v[k].runs++;
+			if (!o->checks[i].pass && v[k].pass) {
+				v[k].pass = false;
+				snprintf(v[k].detail, sizeof(v[k].detail), "[%s] %s", where,
+					 o->checks[i].detail);
+			}
+		}
+}
+
+int cmd_verify(int argc, char **argv, struct cli_common *c)
+{
+	struct plugin_registry reg = { 0 };
+	struct diag_list diags = { 0 };
+	const struct loaded_plugin *lp = NULL;
+	struct verdict v[] = { { "protocol", true, 0, "" },	 { "exactly_once", true, 0, "" },
+			       { "in_order", true, 0, "" },	 { "sync_complete", true, 0, "" },
+			       { "no_deadlock", true, 0, "" } };
+	const char *target = NULL;
+	char err[512];
+	void *pcfg = NULL;
+	int status = EXIT_USAGE;
+	int set_from = argc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+			if (set_from == argc)
+				set_from = i;
+			i++;
+		} else if (!target && argv[i][0] != '-') {
+			target = argv[i];
+		} else {
+			fprintf(stderr, "usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
+			return EXIT_USAGE;
+		}
+	}
+	if (!target) {
+		fprintf(stderr, "usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
+		return EXIT_USAGE;
+	}
+	if (strstr(target, ".so")) {
+		if (registry_add_file(&reg, target, &diags)) {
+			cli_print_diags(&diags, "iommulab verify: ");
+			goto out;
+		}
+		lp = &reg.v[0];
+	} else {
+		const char *why;
+		cli_load_plugins(c, &reg, &diags);
+		lp = registry_find(&reg, target, &why);
+		if (!lp) {
+			fprintf(stderr, "iommulab verify: no plugin '%s'%s%s\n", target,
+				why ? ": " : "", why ? why : "");
+			goto out;
+		}
+	}
+	const struct lab_plugin *d = lp->desc;
+	if (d->kind != LAB_KIND_CMDQ) {
+		fprintf(stderr, "iommulab verify: %s is an %s plugin; verify checks cmdq plugins (the "
+			"iova conformance suite runs under meson test)\n", d->name,
+			plugin_kind_name(d->kind));
+		goto out;
+	}
+	struct scenario_cfg base;
+	pcfg = calloc(1, d->config_size ? d->config_size : 1);
+	if (!pcfg || defaults(&base, err, sizeof(err)) ||
+	    param_set_defaults(d->params, d->n_params, pcfg, err, sizeof(err))) {
+		fprintf(stderr, "iommulab verify: %s\n", err);
+		goto out;
+	}
+	base.scenario.watchdog_ms = 2000;
+	for (int i = set_from; i < argc; i += 2)
+		if (apply_set(argv[i + 1], &base, d, pcfg, err, sizeof(err))) {
+			fprintf(stderr, "iommulab verify: %s\n", err);
+			goto out;
+		}
+
+	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
+	uint32_t max_cpus = native_online_cpus() >= 2 ? 2 : 1;
+	static const uint32_t shifts[] = { 3, 4, 8 };
+	static const uint32_t cmds[] = { 1, 5 };
+	for (uint32_t cpus = 1; cpus <= max_cpus; cpus++)
+		for (size_t si = 0; si < LAB_ARRAY_SIZE(shifts); si++)
+			for (int msi = 1; msi >= 0; msi--)
+				for (size_t ci = 0; ci < LAB_ARRAY_SIZE(cmds); ci++) {
+					struct scenario_cfg cfg = base;
+					struct trial_result res;
+					struct oracle_report o;
+					char where[160];
+					cfg.scenario.cpus = cpus;
+					cfg.smmu.queue_shift = shifts[si];
+					cfg.smmu.msi = msi;
+					cfg.wl_cmdq.cmds_per_sync = cmds[ci];
+					cfg.wl_cmdq.think_ns = 0;
+					snprintf(where, sizeof(where),
+						 "cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u", cpus,
+						 shifts[si], msi ? "on" : "off", cmds[ci]);
+					memset(&res, 0, sizeof(res));
+					struct trial_request req = { .cfg = &cfg, .cmdq = d,
+								     .cmdq_config = pcfg,
+								     .ops_per_cpu = VERIFY_OPS_PER_CPU,
+								     .oracle = true };
+					if (trial_run(&req, &res, &o)) {
+						fprintf(stderr, "iommulab verify: [%s] %s\n", where,
+							res.error);
+						goto out;
+					}
+					record(v, LAB_ARRAY_SIZE(v), &o, where);
+					fprintf(stderr, ".");
+				}
+	fprintf(stderr, "\n");
+	status = EXIT_OK;
+	for (size_t k = 0; k < LAB_ARRAY_SIZE(v); k++) {
+		printf("  %-14s %s  (%zu runs)%s%s\n", v[k].name, v[k].pass ? "PASS" : "FAIL",
+		       v[k].runs, v[k].pass ? "" : "\n      first counterexample: ",
+		       v[k].pass ? "" : v[k].detail);
+		if (!v[k].pass)
+			status = EXIT_TRIALS_FAILED;
+	}
+	printf("%s\n", status == EXIT_OK ? "all checks passed" : "some checks FAILED");
+out:
+	free(pcfg);
+	registry_free(&reg);
+	diag_clear(&diags);
+	return status;
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/* native -- real threads, real atomics (see native.h). */
+#include "engine/native.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum run_state { RUN_WARMUP = 0, RUN_MEASURE, RUN_STOP };
+
+struct worker {
+	pthread_t thread;
+	bool started;
+	struct native_run *run;
+	struct lab_cpu *c;
+	uint32_t host_cpu; /* the core it is pinned to */
+	struct native_cpu_result *res;
+	uint64_t last_progress; /* atomic: lab_now() at the last completed op */
+	uint32_t in_op;		/* atomic */
+	uint32_t done;		/* atomic */
+	uint64_t t_measure, t_stop;
+} LAB_CACHE_ALIGNED;
+
+struct native_run {
+	const struct native_job *job;
+	uint32_t ready; /* atomic: workers waiting for go */
+	uint32_t go;	/* atomic: the barrier start */
+	uint32_t state; /* atomic enum run_state */
+	uint32_t failed; /* atomic: an op returned an error */
+	struct worker *workers;
+};
+
+uint32_t native_online_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	return (uint32_t)CPU_COUNT(&set);
+}
+
+/* The i-th CPU this process may run on. */
+static uint32_t nth_allowed_cpu(uint32_t i)
+{
+	cpu_set_t set;
+	uint32_t n = native_online_cpus(), seen = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || !n)
+		return 0;
+	i %= n;
+	for (uint32_t cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &set))
+			continue;
+		if (seen++ == i)
+			return cpu;
+	}
+	return 0;
+}
+
+static void pin(uint32_t cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	/* Best effort: in a restricted container pinning may be refused; the run still counts. */
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void worker_loop(struct worker *w)
+{
+	const struct native_job *job = w->run->job;
+	struct lab_cpu *c = w->c;
+	bool measuring = job->ops_per_cpu > 0;
+	uint64_t n = 0;
+
+	w->t_measure = lab_now(c);
+	for (;;) {
+		uint32_t state = __atomic_load_n(&w->run->state, __ATOMIC_ACQUIRE);
+		if (state == RUN_STOP)
+			break;
+		if (!measuring && state == RUN_MEASURE) {
+			measuring = true;
+			host_cpu_reset_events(c, job->counters, job->n_counters);
+			for (uint32_t m = 0; m < job->n_metrics; m++)
+				hist_reset(&w->res->hists[m]);
+			w->t_measure = lab_now(c);
+		}
+		__atomic_store_n(&w->in_op, 1, __ATOMIC_RELAXED);
+		int rc = job->op(job->arg, c, w->res->hists, measuring);
+		__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->last_progress, lab_now(c), __ATOMIC_RELAXED);
+		if (rc) {
+			__atomic_store_n(&w->run->failed, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		if (measuring)
+			w->res->ops++;
+		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
+			break;
+	}
+	w->t_stop = lab_now(c);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	sigjmp_buf bail;
+
+	pin(w->host_cpu);
+	host_thread_set_cpu(w->c);
+	__atomic_store_n(&w->last_progress, lab_now(w->c), __ATOMIC_RELAXED);
+	__atomic_add_fetch(&w->run->ready, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&w->run->go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (sigsetjmp(bail, 1) == 0) {
+		host_cpu_arm(w->c, &bail);
+		worker_loop(w);
+	} else {
+		w->t_stop = lab_now(w->c); /* unwound by the watchdog */
+	}
+	host_cpu_disarm(w->c);
+	host_thread_set_cpu(NULL);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static bool all_done(const struct native_run *run, uint32_t ncpus)
+{
+	for (uint32_t i = 0; i < ncpus; i++)
+		if (!__atomic_load_n(&run->workers[i].done, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+/* The CPU that has gone longest without completing an op while inside one, if too long. */
+static int find_hung(struct native_run *run, uint32_t ncpus, uint64_t now, uint64_t limit)
+{
+	int worst = -1;
+	uint64_t worst_age = 0;
+
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct worker *w = &run->workers[i];
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+			continue;
+		uint64_t last = __atomic_load_n(&w->last_progress, __ATOMIC_RELAXED);
+		uint64_t age = now > last ? now - last : 0;
+		if (age > limit && age > worst_age) {
+			worst = (int)i;
+			worst_age = age;
+		}
+	}
+	return worst;
+}
+
+static void describe_hang(struct native_run *run, uint32_t ncpus, uint64_t now,
+			  const char *const *phase_names, uint32_t n_phase_names, char *buf,
+			  size_t len)
+{
+	size_t off = 0;
+
+	off += (size_t)snprintf(buf + off, len - off, "no progress (watchdog %.0f ms):",
+				(double)run->job->watchdog_ns / 1e6);
+	for (uint32_t i = 0; i < ncpus && off < len; i++) {
+		struct worker *w = &run->workers[i];
+		uint32_t ph = __atomic_load_n(&w->c->phase, __ATOMIC_RELAXED);
+		uint64_t last = __atomic_load_n(&w->last_progress, __ATOMIC_RELAXED);
+		const char *name = ph < n_phase_names ? phase_names[ph] : "?";
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+			off += (size_t)snprintf(buf + off, len - off, " cpu%u finished;", i);
+		else
+			off += (size_t)snprintf(buf + off, len - off,
+						" cpu%u %s phase '%s' for %.0f ms;", i,
+						__atomic_load_n(&w->in_op, __ATOMIC_RELAXED)
+							? "in op,"
+							: "between ops,",
+						name, (double)(now - last) / 1e6);
+	}
+	if (off > 0 && off < len && buf[off - 1] == ';')
+		buf[off - 1] = '\0';
+}
+
+/* Unwind every CPU: spinning ones see the abort in the spin hook, others get a signal. */
+static void abandon(struct native_run *run, uint32_t ncpus)
+{
+	host_env_abort(run->job->env);
+	for (int tries = 0; tries < 200 && !all_done(run, ncpus); tries++) {
+		sleep_ns(5000000);
+		for (uint32_t i = 0; i < ncpus; i++)
+			if (!__atomic_load_n(&run->workers[i].done, __ATOMIC_ACQUIRE))
+				host_bail_thread((unsigned long)run->workers[i].thread);
+	}
+}
+
+static void supervise(struct native_run *run, uint32_t ncpus, struct native_result *res,
+		      const char *const *phase_names, uint32_t n_phase_names)
+{
+	const struct native_job *job = run->job;
+	const struct lab_clock *clk = host_env_clock(job->env);
+	uint64_t start = lab_clock_ns(clk);
+	uint64_t t_measure = start + (job->ops_per_cpu ? 0 : job->warmup_ns);
+	uint64_t t_stop = t_measure + job->duration_ns;
+	uint64_t slice = 2000000; /* 2 ms: the watchdog's and the tick's resolution */
+
+	if (job->ops_per_cpu)
+		__atomic_store_n(&run->state, RUN_MEASURE, __ATOMIC_RELEASE);
+	for (;;) {
+		uint64_t now = lab_clock_ns(clk);
+		if (all_done(run, ncpus))
+			break;
+		if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
+			res->op_failed = true;
+		}
+		if (!job->ops_per_cpu) {
+			uint32_t state = __atomic_load_n(&run->state, __ATOMIC_RELAXED);
+			if (state == RUN_WARMUP && now >= t_measure)
+				__atomic_store_n(&run->state, RUN_MEASURE, __ATOMIC_RELEASE);
+			else if (state == RUN_MEASURE && now >= t_stop)
+				__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
+		}
+		int hung = find_hung(run, ncpus, now, job->watchdog_ns);
+		if (hung >= 0) {
+			res->hung = true;
+			describe_hang(run, ncpus, now, phase_names, n_phase_names, res->why,
+				      sizeof(res->why));
+			__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
+			abandon(run, ncpus);
+			break;
+		}
+		if (job->poll)
+			job->poll(job->arg, now);
+		sleep_ns(slice);
+	}
+	if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED))
+		res->op_failed = true;
+}
+
+int native_run(const struct native_job *job, struct native_result *res,
+	       const char *const *phase_names, uint32_t n_phase_names)
+{
+	uint32_t ncpus = host_env_ncpus(job->env);
+	struct native_run run = { .job = job };
+	bool leak = false;
+	int rc = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->cpus = calloc(ncpus, sizeof(*res->cpus));
+	run.workers = aligned_alloc(LAB_CACHE_LINE, sizeof(*run.workers) * ncpus);
+	if (!res->cpus || !run.workers) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memset(run.workers, 0, sizeof(*run.workers) * ncpus);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		res->cpus[i].hists = malloc(sizeof(struct hist) * (job->n_metrics ? job->n_metrics : 1));
+		if (!res->cpus[i].hists) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t m = 0; m < job->n_metrics; m++)
+			hist_reset(&res->cpus[i].hists[m]);
+	}
+	host_install_bail_signal();
+	uint32_t started = 0;
+	for (; started < ncpus; started++) {
+		struct worker *w = &run.workers[started];
+		w->run = &run;
+		w->c = host_env_cpu(job->env, started);
+		w->host_cpu = nth_allowed_cpu(started);
+		w->res = &res->cpus[started];
+		if (pthread_create(&w->thread, NULL, worker_main, w))
+			break;
+		w->started = true;
+	}
+	if (started < ncpus) {
+		/* Let the started ones go straight to a stop. */
+		__atomic_store_n(&run.state, RUN_STOP, __ATOMIC_RELEASE);
+		rc = -EAGAIN;
+		for (uint32_t i = started; i < ncpus; i++)
+			__atomic_store_n(&run.workers[i].done, 1, __ATOMIC_RELEASE);
+	}
+	while (__atomic_load_n(&run.ready, __ATOMIC_ACQUIRE) < started)
+		sched_yield();
+	__atomic_store_n(&run.go, 1, __ATOMIC_RELEASE);
+	if (!rc)
+		supervise(&run, ncpus, res, phase_names, n_phase_names);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct worker *w = &run.workers[i];
+		if (!w->started)
+			continue;
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+			pthread_join(w->thread, NULL);
+		} else {
+			/* Truly stuck even for the signal: leave it (and its memory), report it. */
+			pthread_detach(w->thread);
+			leak = true;
+		}
+		res->cpus[i].window_ns = w->t_stop > w->t_measure ? w->t_stop - w->t_measure : 0;
+		double s = (double)res->cpus[i].window_ns / 1e9;
+		if (s > res->measured_s)
+			res->measured_s = s;
+	}
+out:
+	if (!leak)
+		free(run.workers);
+	return rc;
+}
+
+void native_result_free(struct native_result *res, uint32_t ncpus)
+{
+	if (!res->cpus)
+		return;
+	for (uint32_t i = 0; i < ncpus; i++)
+		free(res->cpus[i].hists);
+	free(res->cpus);
+	res->cpus = NULL;
+}

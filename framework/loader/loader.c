@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: MIT */
+/* loader -- dlopen plugins and check every promise the descriptor makes (see loader.h). */
+#include "loader/loader.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <iommulab/cmdq.h>
+#include <iommulab/iova.h>
+
+#include "params/params.h"
+
+const char *plugin_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case LAB_KIND_CMDQ:
+		return "cmdq";
+	case LAB_KIND_IOVA:
+		return "iova";
+	default:
+		return "?";
+	}
+}
+
+/* "dir/cmdq-foo.so" -> kind "cmdq", name "foo". */
+static int split_file_name(const char *path, char *kind, size_t kind_len, char *name,
+			   size_t name_len)
+{
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dash = strchr(base, '-');
+	size_t len = strlen(base);
+
+	if (!dash || len < 4 || strcmp(base + len - 3, ".so"))
+		return -EINVAL;
+	snprintf(kind, kind_len, "%.*s", (int)(dash - base), base);
+	snprintf(name, name_len, "%.*s", (int)(base + len - 3 - (dash + 1)), dash + 1);
+	return 0;
+}
+
+static bool valid_name(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+static int check_ops(const struct lab_plugin *d, char *err, size_t len)
+{
+	if (!d->ops) {
+		snprintf(err, len, "ops table is NULL");
+		return -EINVAL;
+	}
+	if (d->kind == LAB_KIND_CMDQ) {
+		const struct lab_cmdq_ops *o = d->ops;
+		if (!LAB_OPS_HAS(o, issue)) {
+			snprintf(err, len, "cmdq ops struct_size %u is smaller than the ABI 1.0 layout (%zu)",
+				 o->struct_size, sizeof(*o));
+			return -EINVAL;
+		}
+		if (!o->init || !o->issue) {
+			snprintf(err, len, "required cmdq op '%s' is NULL", !o->init ? "init" : "issue");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	const struct lab_iova_ops *o = d->ops;
+	if (!LAB_OPS_HAS(o, flush_all)) {
+		snprintf(err, len, "iova ops struct_size %u is smaller than the ABI 1.0 layout (%zu)",
+			 o->struct_size, offsetof(struct lab_iova_ops, tick));
+		return -EINVAL;
+	}
+	const char *missing = !o->init	      ? "init"
+			      : !o->fini      ? "fini"
+			      : !o->alloc     ? "alloc"
+			      : !o->free      ? "free"
+			      : !o->flush_cpu ? "flush_cpu"
+			      : !o->flush_all ? "flush_all"
+					      : NULL;
+	if (missing) {
+		snprintf(err, len, "required iova op '%s' is NULL", missing);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_tables(const struct lab_plugin *d, char *err, size_t len)
+{
+	char why[256];
+
+	if (d->n_counters > LAB_MAX_COUNTERS || (d->n_counters && !d->counters)) {
+		snprintf(err, len, "%u counters (at most %d, and a table)", d->n_counters,
+			 LAB_MAX_COUNTERS);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < d->n_counters; i++) {
+		const struct lab_counter *k = &d->counters[i];
+		if (!valid_name(k->name) || !k->help ||
+		    (k->kind != LAB_COUNTER_EVENTS && k->kind != LAB_COUNTER_LEVEL)) {
+			snprintf(err, len, "counter %u ('%s'): needs a [a-z0-9_] name, help and a kind",
+				 i, k->name ? k->name : "(null)");
+			return -EINVAL;
+		}
+	}
+	if (d->n_phases >= LAB_MAX_PHASES || (d->n_phases && !d->phases)) {
+		snprintf(err, len, "%u phases (at most %d, and a table)", d->n_phases,
+			 LAB_MAX_PHASES - 1);
+		return -EINVAL;
+	}
+	for (uint32_t i = 0; i < d->n_phases; i++)
+		if (!valid_name(d->phases[i])) {
+			snprintf(err, len, "phase %u has no valid name", i + 1);
+			return -EINVAL;
+		}
+	if (d->n_params && !d->params) {
+		snprintf(err, len, "n_params is %u but the parameter table is NULL", d->n_params);
+		return -EINVAL;
+	}
+	if (param_table_check(d->params, d->n_params, d->config_size, why, sizeof(why))) {
+		snprintf(err, len, "parameter table: %s", why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_descriptor(const char *path, const struct lab_plugin *d, char *err, size_t len)
+{
+	char kind[64], name[256];
+
+	if (d->magic != LAB_PLUGIN_MAGIC) {
+		snprintf(err, len, "bad magic 0x%08x (expected 0x%08x): not an iommulab plugin",
+			 d->magic, LAB_PLUGIN_MAGIC);
+		return -EINVAL;
+	}
+	if (d->abi_major != LAB_ABI_MAJOR || d->abi_minor > LAB_ABI_MINOR) {
+		snprintf(err, len, "ABI %u.%u, host speaks %d.0 to %d.%d: rebuild the plugin against "
+			 "this host's headers", d->abi_major, d->abi_minor, LAB_ABI_MAJOR,
+			 LAB_ABI_MAJOR, LAB_ABI_MINOR);
+		return -EPROTO;
+	}
+	if (d->struct_size < offsetof(struct lab_plugin, ops) + sizeof(d->ops)) {
+		snprintf(err, len, "descriptor struct_size %u is smaller than the ABI 1.0 layout (%zu)",
+			 d->struct_size, sizeof(struct lab_plugin));
+		return -EINVAL;
+	}
+	if (d->kind != LAB_KIND_CMDQ && d->kind != LAB_KIND_IOVA) {
+		snprintf(err, len, "unknown kind %u (expected %d for cmdq or %d for iova)", d->kind,
+			 LAB_KIND_CMDQ, LAB_KIND_IOVA);
+		return -EINVAL;
+	}
+	if (split_file_name(path, kind, sizeof(kind), name, sizeof(name))) {
+		snprintf(err, len, "file name is not <kind>-<name>.so");
+		return -EINVAL;
+	}
+	if (strcmp(kind, plugin_kind_name(d->kind))) {
+		snprintf(err, len, "kind is %s but the file name says %s (expected %s-%s.so)",
+			 plugin_kind_name(d->kind), kind, plugin_kind_name(d->kind),
+			 d->name ? d->name : name);
+		return -EINVAL;
+	}
+	if (!valid_name(d->name) || strcmp(d->name, name)) {
+		snprintf(err, len, "name '%s' does not match the file name (expected '%s' in %s-%s.so)",
+			 d->name ? d->name : "(null)", name, kind, name);
+		return -EINVAL;
+	}
+	if (!d->summary || !d->version) {
+		snprintf(err, len, "descriptor has no %s", !d->summary ? "summary" : "version");
+		return -EINVAL;
+	}
+	int rc = check_ops(d, err, len);
+	return rc ? rc : check_tables(d, err, len);
+}
+
+int plugin_load(const char *path, struct loaded_plugin *out, char *err, size_t err_len)
+{
+	char why[512];
+	void *h;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	dlerror();
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, err_len, "%s: cannot load: %s", path, dlerror());
+		return -ENOEXEC;
+	}
+	lab_plugin_entry_fn entry;
+	*(void **)&entry = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
+	if (!entry) {
+		const char *e = dlerror();
+		snprintf(err, err_len, "%s: no entry symbol '%s' (export it with LAB_PLUGIN_EXPORT): %s",
+			 path, LAB_PLUGIN_ENTRY_NAME, e ? e : "not found");
+		rc = -ENOENT;
+		goto err_close;
+	}
+	const struct lab_plugin *d = entry();
+	if (!d) {
+		snprintf(err, err_len, "%s: %s() returned NULL", path, LAB_PLUGIN_ENTRY_NAME);
+		rc = -EINVAL;
+		goto err_close;
+	}
+	rc = check_descriptor(path, d, why, sizeof(why));
+	if (rc) {
+		snprintf(err, err_len, "%s: %s", path, why);
+		goto err_close;
+	}
+	out->path = strdup(path);
+	if (!out->path) {
+		rc = -ENOMEM;
+		snprintf(err, err_len, "%s: out of memory", path);
+		goto err_close;
+	}
+	out->handle = h;
+	out->desc = d;
+	return 0;
+
+err_close:
+	dlclose(h);
+	return rc;
+}
+
+void plugin_unload(struct loaded_plugin *p)
+{
+	if (!p)
+		return;
+	if (p->handle)
+		dlclose(p->handle);
+	free(p->path);
+	free(p->duplicate_of);
+	memset(p, 0, sizeof(*p));
+}
+
+static struct loaded_plugin *find_entry(const struct plugin_registry *r, const char *name)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i].desc->name, name))
+			return &r->v[i];
+	return NULL;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int registry_add_file(struct plugin_registry *r, const char *path, struct diag_list *diags)
+{
+	struct loaded_plugin p;
+	char err[1024];
+	int rc = plugin_load(path, &p, err, sizeof(err));
+
+	if (rc) {
+		diag_add(diags, "%s", err);
+		return rc;
+	}
+	struct loaded_plugin *prev = find_entry(r, p.desc->name);
+	if (prev) {
+		if (same_file(prev->path, p.path)) {
+			plugin_unload(&p);
+			return 0;
+		}
+		diag_add(diags, "%s: plugin name '%s' is also used by %s: remove one of them or "
+			 "narrow the plugin search path", p.path, p.desc->name, prev->path);
+		if (!prev->duplicate_of)
+			prev->duplicate_of = strdup(p.path);
+		plugin_unload(&p);
+		return -EEXIST;
+	}
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct loaded_plugin *v = realloc(r->v, cap * sizeof(*v));
+		if (!v) {
+			plugin_unload(&p);
+			return -ENOMEM;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = p;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int registry_add_dir(struct plugin_registry *r, const char *dir, bool quiet,
+		     struct diag_list *diags)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!d) {
+		rc = -errno;
+		if (!quiet)
+			diag_add(diags, "%s: cannot open plugin directory: %s", dir, strerror(-rc));
+		return rc;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 4 || strcmp(e->d_name + len - 3, ".so"))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 16;
+			char **v = realloc(names, cap * sizeof(*v));
+			if (!v)
+				break;
+			names = v;
+		}
+		names[n] = strdup(e->d_name);
+		if (names[n])
+			n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		registry_add_file(r, path, diags);
+		free(names[i]);
+	}
+	free(names);
+	return 0;
+}
+
+const struct loaded_plugin *registry_find(const struct plugin_registry *r, const char *name,
+					  const char **why)
+{
+	const struct loaded_plugin *p = find_entry(r, name);
+
+	if (why)
+		*why = NULL;
+	if (p && p->duplicate_of) {
+		if (why)
+			*why = "two plugin files declare this name";
+		return NULL;
+	}
+	return p;
+}
+
+void registry_free(struct plugin_registry *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		plugin_unload(&r->v[i]);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+const char *loader_builtin_dir(void)
+{
+	static char dir[PATH_MAX];
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+
+	if (len > 0) {
+		exe[len] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(dir, sizeof(dir), "%s/plugins", exe);
+			if (!stat(dir, &st) && S_ISDIR(st.st_mode))
+				return dir;
+		}
+	}
+	snprintf(dir, sizeof(dir), "%s", LAB_PLUGIN_INSTALL_DIR);
+	return dir;
+}

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/* csv -- RFC 4180 quoting for the trials.csv writer and a strict, header-driven reader. */
+#include "results/csv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void csv_write_field(FILE *f, const char *s, bool force_quote)
+{
+	if (!s)
+		s = "";
+	size_t len = strlen(s);
+	bool quote = force_quote || strpbrk(s, ",\"\r\n") ||
+		     (len && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t'));
+
+	if (!quote) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			fputc('"', f); /* a quote inside a quoted field is doubled */
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/* A growable byte buffer for one field. */
+struct field_buf {
+	char *s;
+	size_t len, cap;
+};
+
+static int buf_put(struct field_buf *b, char c)
+{
+	if (b->len + 1 >= b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		char *s = realloc(b->s, cap);
+
+		if (!s)
+			return -ENOMEM;
+		b->s = s;
+		b->cap = cap;
+	}
+	b->s[b->len++] = c;
+	b->s[b->len] = '\0';
+	return 0;
+}
+
+static char *buf_take(struct field_buf *b)
+{
+	char *s = b->s ? b->s : strdup("");
+
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+static int read_all(const char *path, char **data, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	for (;;) {
+		if (n + 4096 > cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 65536);
+
+			if (!nb) {
+				ret = -ENOMEM;
+				goto out_free;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		size_t got = fread(buf + n, 1, cap - n - 1, f);
+
+		n += got;
+		if (got == 0) {
+			if (ferror(f)) {
+				ret = -EIO;
+				goto out_free;
+			}
+			break;
+		}
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	fclose(f);
+	return 0;
+
+out_free:
+	free(buf);
+	fclose(f);
+	return ret;
+}
+
+static void free_fields(char **fields, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(fields[i]);
+	free(fields);
+}
+
+static int push_field(char ***fields, size_t *n, size_t *cap, char *s)
+{
+	if (!s)
+		return -ENOMEM;
+	if (*n == *cap) {
+		size_t nc = *cap ? *cap * 2 : 16;
+		char **nf = realloc(*fields, nc * sizeof(*nf));
+
+		if (!nf) {
+			free(s);
+			return -ENOMEM;
+		}
+		*fields = nf;
+		*cap = nc;
+	}
+	(*fields)[(*n)++] = s;
+	return 0;
+}
+
+static int push_row(struct csv_table *t, size_t *cap, char **fields, size_t line)
+{
+	if (t->n_rows == *cap) {
+		size_t nc = *cap ? *cap * 2 : 64;
+		char ***nr = realloc(t->rows, nc * sizeof(*nr));
+		size_t *nl;
+
+		if (!nr)
+			return -ENOMEM;
+		t->rows = nr;
+		nl = realloc(t->lines, nc * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		t->lines = nl;
+		*cap = nc;
+	}
+	t->rows[t->n_rows] = fields;
+	t->lines[t->n_rows] = line;
+	t->n_rows++;
+	return 0;
+}
+
+#define FAIL(line, ...)                                                                            \
+	do {                                                                                       \
+		int n_ = snprintf(err, err_len, "%s:%zu: ", path, (size_t)(line));                 \
+		if (n_ >= 0 && (size_t)n_ < err_len)                                               \
+			snprintf(err + n_, err_len - (size_t)n_, __VA_ARGS__);                     \
+		ret = -EINVAL;                                                                     \
+		goto out;                                                                          \
+	} while (0)
+
+int csv_read(const char *path, struct csv_table *t, char *err, size_t err_len)
+{
+	char *data = NULL;
+	size_t len = 0, pos = 0, line = 1, row_cap = 0;
+	char **fields = NULL;
+	size_t n_fields = 0, fields_cap = 0;
+	struct field_buf fb = { 0 };
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = read_all(path, &data, &len);
+	if (ret) {
+		snprintf(err, err_len, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+
+	while (pos < len) {
+		size_t rec_line = line;
+
+		/* A blank line carries no record (a trailing newline, or an editor's). */
+		if (data[pos] == '\n' || (data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n')) {
+			pos += data[pos] == '\r' ? 2 : 1;
+			line++;
+			continue;
+		}
+		for (;;) {
+			/* One field. */
+			if (data[pos] == '"') {
+				size_t open_line = line;
+
+				pos++;
+				for (;;) {
+					if (pos >= len)
+						FAIL(open_line, "unterminated quoted field %zu",
+						     n_fields + 1);
+					if (data[pos] == '"') {
+						if (pos + 1 < len && data[pos + 1] == '"') {
+							pos += 2;
+							if (buf_put(&fb, '"'))
+								goto nomem;
+							continue;
+						}
+						pos++;
+						break;
+					}
+					if (data[pos] == '\n')
+						line++;
+					if (buf_put(&fb, data[pos++]))
+						goto nomem;
+				}
+				if (pos < len && data[pos] != ',' && data[pos] != '\n' &&
+				    !(data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n'))
+					FAIL(line, "unexpected '%c' after the closing quote of field %zu",
+					     data[pos], n_fields + 1);
+			} else {
+				while (pos < len && data[pos] != ',' && data[pos] != '\n' &&
+				       !(data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n')) {
+					if (data[pos] == '"')
+						FAIL(line, "quote inside unquoted field %zu",
+						     n_fields + 1);
+					if (buf_put(&fb, data[pos++]))
+						goto nomem;
+				}
+			}
+			if (push_field(&fields, &n_fields, &fields_cap, buf_take(&fb)))
+				goto nomem;
+			if (pos < len && data[pos] == ',') {
+				pos++;
+				continue;
+			}
+			/* End of record: newline or end of file. */
+			if (pos < len)
+				pos += data[pos] == '\r' ? 2 : 1;
+			line++;
+			break;
+		}
+
+		if (!t->header) {
+			for (size_t c = 0; c < n_fields; c++)
+				if (!fields[c][0])
+					FAIL(rec_line, "header: column %zu has no name", c + 1);
+			t->header = fields;
+			t->n_cols = n_fields;
+		} else {
+			if (n_fields != t->n_cols)
+				FAIL(rec_line, "%zu fields, but the header has %zu columns", n_fields,
+				     t->n_cols);
+			if (push_row(t, &row_cap, fields, rec_line))
+				goto nomem;
+		}
+		fields = NULL;
+		n_fields = fields_cap = 0;
+	}
+	if (!t->header)
+		FAIL(1, "empty file: no header line");
+	ret = 0;
+	goto out;
+
+nomem:
+	snprintf(err, err_len, "%s: out of memory", path);
+	ret = -ENOMEM;
+out:
+	free_fields(fields, n_fields);
+	free(fb.s);
+	free(data);
+	if (ret)
+		csv_free(t);
+	return ret;
+}
+
+long csv_column(const struct csv_table *t, const char *name)
+{
+	for (size_t c = 0; c < t->n_cols; c++)
+		if (!strcmp(t->header[c], name))
+			return (long)c;
+	return -1;
+}
+
+void csv_free(struct csv_table *t)
+{
+	if (!t)
+		return;
+	for (size_t r = 0; r < t->n_rows; r++)
+		free_fields(t->rows[r], t->n_cols);
+	free(t->rows);
+	free(t->lines);
+	free_fields(t->header, t->n_cols);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * csv -- RFC 4180 CSV as trials.csv uses it: quoting for the writer, and a small reader that
+ * is driven by the header's column names (so it reads any run's columns) and reports a
+ * malformed file as "PATH:LINE: what is wrong" instead of guessing.
+ */
+#ifndef IOMMULAB_CSV_H
+#define IOMMULAB_CSV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Write one field, quoted when it holds a comma, quote, CR/LF or edge blanks (or if forced). */
+void csv_write_field(FILE *f, const char *s, bool force_quote);
+
+struct csv_table {
+	char **header;	  /* column names */
+	size_t n_cols;
+	char ***rows;	  /* rows[i][c]: never NULL, "" for an empty field */
+	size_t *lines;	  /* the line each row starts on, for messages */
+	size_t n_rows;
+};
+
+/* Read a whole file. Blank lines are skipped; every row must have the header's field count.
+ * 0, or -errno (-EINVAL for a malformed file) with "PATH:LINE: ..." in err. */
+int csv_read(const char *path, struct csv_table *t, char *err, size_t err_len);
+
+/* The index of the column named name, or -1. */
+long csv_column(const struct csv_table *t, const char *name);
+
+void csv_free(struct csv_table *t);
+
+#endif /* IOMMULAB_CSV_H */

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/* runner -- the sweep: points x plugins x repeats, results appended as they come. */
+#include "run/runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "run/trial_run.h"
+
+/* Counters the host adds to every cmdq trial (see trial_run.c). */
+static const char *const host_cmdq_counters[] = { "dev_syncs", "dev_prod_writes",
+						  "dev_cons_reads", "harness_ns" };
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
+}
+
+/* The plugins a trial list iterates over for this workload. */
+static void trial_plugins(const struct scenario *s, const struct scenario_plugin **list,
+			  size_t *n)
+{
+	if (s->base.scenario.workload == WORKLOAD_IOVA) {
+		*list = s->iova;
+		*n = s->n_iova;
+	} else {
+		*list = s->cmdq;
+		*n = s->n_cmdq;
+	}
+}
+
+size_t runner_n_trials(const struct scenario *s)
+{
+	const struct scenario_plugin *list;
+	size_t n;
+
+	trial_plugins(s, &list, &n);
+	return scenario_n_points(s) * n * s->base.scenario.repeats;
+}
+
+static int add_name(const char ***v, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i], name))
+			return 0;
+	const char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	nv[(*n)++] = name;
+	*v = nv;
+	return 0;
+}
+
+int runner_layout(const struct scenario *s, struct results_layout *l)
+{
+	const char **axes = NULL, **phases = NULL, **counters = NULL, **metrics = NULL;
+	size_t n_axes = 0, n_phases = 0, n_counters = 0, n_metrics = 0;
+	int rc = 0;
+
+	memset(l, 0, sizeof(*l));
+	for (size_t i = 0; i < s->n_axes && !rc; i++) {
+		size_t len = strlen(s->axes[i].section) + strlen(s->axes[i].key) + 2;
+		char *name = malloc(len);
+		if (!name)
+			return -ENOMEM;
+		snprintf(name, len, "%s.%s", s->axes[i].section, s->axes[i].key);
+		const char **nv = realloc(axes, (n_axes + 1) * sizeof(*nv));
+		if (!nv) {
+			free(name);
+			rc = -ENOMEM;
+			break;
+		}
+		axes = nv;
+		axes[n_axes++] = name;
+	}
+	rc = rc ? rc : add_name(&metrics, &n_metrics, "op");
+	rc = rc ? rc : add_name(&phases, &n_phases, "other");
+	for (size_t i = 0; i < s->n_cmdq && !rc; i++) {
+		const struct lab_plugin *d = s->cmdq[i].desc;
+		for (uint32_t p = 0; p < d->n_phases && !rc; p++)
+			rc = add_name(&phases, &n_phases, d->phases[p]);
+		for (uint32_t k = 0; k < d->n_counters && !rc; k++)
+			rc = add_name(&counters, &n_counters, d->counters[k].name);
+	}
+	for (size_t k = 0; k < LAB_ARRAY_SIZE(host_cmdq_counters) && !rc; k++)
+		rc = add_name(&counters, &n_counters, host_cmdq_counters[k]);
+	l->axes = axes;
+	l->n_axes = n_axes;
+	l->metrics = metrics;
+	l->n_metrics = n_metrics;
+	l->phases = phases;
+	l->n_phases = n_phases;
+	l->counters = counters;
+	l->n_counters = n_counters;
+	if (rc)
+		runner_layout_free(l);
+	return rc;
+}
+
+void runner_layout_free(struct results_layout *l)
+{
+	for (size_t i = 0; i < l->n_axes; i++)
+		free((char *)l->axes[i]);
+	free((void *)l->axes);
+	free((void *)l->metrics);
+	free((void *)l->phases);
+	free((void *)l->counters);
+	memset(l, 0, sizeof(*l));
+}
+
+static void write_meta(struct results *r, struct results_meta *meta, const char *started,
+		       bool finished, bool interrupted)
+{
+	char fin[64];
+
+	iso_now(fin, sizeof(fin));
+	meta->started = started;
+	meta->finished = finished ? fin : NULL;
+	meta->interrupted = interrupted;
+	results_write_summary(r, meta);
+}
+
+int runner_run(const struct scenario *s, const struct run_options *opt, struct run_report *rep,
+	       char *err, size_t err_len)
+{
+	const struct scenario_plugin *plugins;
+	size_t n_plugins, total = runner_n_trials(s), done = 0;
+	struct results_layout layout;
+	struct results_meta meta = { .name = s->base.scenario.name, .scenario_path = s->path };
+	char started[64];
+	double t0 = now_s();
+	int rc;
+
+	memset(rep, 0, sizeof(*rep));
+	snprintf(rep->dir, sizeof(rep->dir), "%s", opt->out_dir);
+	trial_plugins(s, &plugins, &n_plugins);
+	rc = runner_layout(s, &layout);
+	if (rc) {
+		snprintf(err, err_len, "out of memory");
+		return rc;
+	}
+	meta.x_key = layout.n_axes ? layout.axes[0] : NULL;
+	struct results *r = results_create(opt->out_dir, &layout, err, err_len);
+	if (!r) {
+		runner_layout_free(&layout);
+		return -EIO;
+	}
+	iso_now(started, sizeof(started));
+	write_meta(r, &meta, started, false, false);
+
+	for (size_t pt = 0; pt < scenario_n_points(s) && !rep->interrupted; pt++) {
+		struct scenario_point point;
+		rc = scenario_point(s, pt, &point);
+		if (rc) {
+			snprintf(err, err_len, "cannot resolve sweep point %zu: %s", pt, strerror(-rc));
+			break;
+		}
+		for (size_t k = 0; k < n_plugins && !rep->interrupted; k++) {
+			size_t cfg_index = s->base.scenario.workload == WORKLOAD_IOVA ? s->n_cmdq + k : k;
+			for (uint64_t rp = 0; rp < point.cfg.scenario.repeats; rp++) {
+				if (opt->stop && *opt->stop) {
+					rep->interrupted = true;
+					break;
+				}
+				struct trial_result res;
+				memset(&res, 0, sizeof(res));
+				res.index = (uint32_t)done;
+				res.point = (uint32_t)pt;
+				res.repeat = (uint32_t)rp;
+				res.plugin = plugins[k].desc->name;
+				res.swept_values = (const char *const *)point.swept_values;
+				res.n_swept = (uint32_t)s->n_axes;
+				struct trial_request req = {
+					.cfg = &point.cfg,
+					.cmdq = plugins[k].desc,
+					.cmdq_config = point.plugin_cfgs[cfg_index],
+				};
+				trial_run(&req, &res, NULL);
+				if (results_append(r, &res) == 0)
+					rep->trials++;
+				rep->failed += res.status != TRIAL_OK;
+				done++;
+				write_meta(r, &meta, started, false, false);
+				if (opt->progress) {
+					struct run_progress p = { .done = done, .total = total,
+								  .last = &res };
+					p.elapsed_s = now_s() - t0;
+					p.eta_s = p.elapsed_s / (double)done * (double)(total - done);
+					opt->progress(opt->arg, &p);
+				}
+			}
+		}
+		scenario_point_free(s, &point);
+	}
+	if (opt->stop && *opt->stop)
+		rep->interrupted = true;
+	write_meta(r, &meta, started, true, rep->interrupted);
+	results_close(r);
+	runner_layout_free(&layout);
+	return rc;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runner -- run a whole scenario: every sweep point x plugin x repeat, in that order, each
+ * trial appended to the results directory as soon as it ends. A stop request (Ctrl-C) ends
+ * the run after the trial in progress; everything finished is kept.
+ */
+#ifndef IOMMULAB_RUNNER_H
+#define IOMMULAB_RUNNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "results/results.h"
+#include "results/trial.h"
+#include "scenario/scenario.h"
+
+struct run_progress {
+	size_t done, total;	  /* trials */
+	double elapsed_s, eta_s;
+	const struct trial_result *last; /* the trial that just ended */
+};
+
+struct run_options {
+	const char *out_dir;	/* results directory to create */
+	/* Called after each trial (may print). */
+	void (*progress)(void *arg, const struct run_progress *p);
+	void *arg;
+	volatile int *stop;	/* set asynchronously to stop after the current trial */
+};
+
+struct run_report {
+	size_t trials, failed;
+	bool interrupted;
+	char dir[4096];
+};
+
+/* The union of metric/phase/counter names over the scenario's plugins (for the CSV layout). */
+int runner_layout(const struct scenario *s, struct results_layout *layout);
+void runner_layout_free(struct results_layout *layout);
+
+/* Run. 0 when the run happened (see report->failed), -errno with err when it could not. */
+int runner_run(const struct scenario *s, const struct run_options *opt, struct run_report *report,
+	       char *err, size_t err_len);
+
+/* Total trials the scenario will run. */
+size_t runner_n_trials(const struct scenario *s);
+
+#endif /* IOMMULAB_RUNNER_H */

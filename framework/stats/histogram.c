@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * histogram -- reset, merge, quantiles and summaries of the log-linear latency histograms
+ * declared in histogram.h (recording is inline there, on the hot path).
+ */
+#include "stats/histogram.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Both recorders and the quantile walk rely on every bucket index fitting the array. */
+_Static_assert(HIST_N_BUCKETS == (64 - HIST_SUB_BITS + 1) * HIST_SUB_COUNT, "bucket count");
+
+void hist_reset(struct hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	/* So that the first recorded value becomes the minimum. */
+	h->min = UINT64_MAX;
+}
+
+void hist_merge(struct hist *dst, const struct hist *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count) {
+		memcpy(dst, src, sizeof(*dst));
+		return;
+	}
+
+	/* Chan, Golub & LeVeque: combine two (count, mean, M2) triples without re-reading data. */
+	double na = (double)dst->count, nb = (double)src->count, n = na + nb;
+	double delta = src->mean - dst->mean;
+
+	dst->mean += delta * nb / n;
+	dst->m2 += src->m2 + delta * delta * na * nb / n;
+	dst->count += src->count;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	for (uint32_t i = 0; i < HIST_N_BUCKETS; i++)
+		dst->buckets[i] += src->buckets[i];
+}
+
+/* The representative value of bucket b: exact below HIST_SUB_COUNT, else its midpoint. */
+static uint64_t bucket_value(uint32_t b)
+{
+	if (b < HIST_SUB_COUNT)
+		return b;
+	uint32_t shift = b >> HIST_SUB_BITS;
+	uint64_t sub = b & (HIST_SUB_COUNT - 1);
+	uint64_t low = sub << shift;
+
+	/* Half the bucket width; cannot overflow, the top bucket ends at UINT64_MAX. */
+	return low + ((UINT64_C(1) << shift) >> 1);
+}
+
+uint64_t hist_quantile(const struct hist *h, double q)
+{
+	if (!h->count)
+		return 0;
+	if (!(q > 0.0))	/* also catches NaN */
+		return h->min;
+	if (q >= 1.0)
+		return h->max;
+
+	/* Nearest rank: the smallest value with at least ceil(q * count) values at or below. */
+	double r = ceil(q * (double)h->count);
+	uint64_t rank = r < 1.0 ? 1 : (uint64_t)r;
+	if (rank > h->count)
+		rank = h->count;
+
+	uint64_t seen = 0;
+	for (uint32_t b = 0; b < HIST_N_BUCKETS; b++) {
+		seen += h->buckets[b];
+		if (seen >= rank) {
+			uint64_t v = bucket_value(b);
+
+			if (v < h->min)
+				v = h->min;
+			if (v > h->max)
+				v = h->max;
+			return v;
+		}
+	}
+	return h->max; /* buckets and count disagree: only if the caller corrupted them */
+}
+
+double hist_stddev(const struct hist *h)
+{
+	if (h->count < 2)
+		return 0.0;
+	double var = h->m2 / (double)(h->count - 1);
+
+	/* Rounding in the running updates can leave a tiny negative M2 for constant data. */
+	return var > 0.0 ? sqrt(var) : 0.0;
+}
+
+void hist_summarize(const struct hist *h, struct lat_summary *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->count = h->count;
+	if (!h->count)
+		return;
+	out->mean = h->mean;
+	out->stddev = hist_stddev(h);
+	out->min = h->min;
+	out->max = h->max;
+	out->p50 = hist_quantile(h, 0.50);
+	out->p90 = hist_quantile(h, 0.90);
+	out->p99 = hist_quantile(h, 0.99);
+	out->p999 = hist_quantile(h, 0.999);
+}
