@@ -27,6 +27,17 @@
 
 #define MCS_MAX_BATCH 64
 
+/*
+ * Test fixture switch (tests/fixtures/plugins/mcs_stress.c): every CPU queues, and a head
+ * lingers before picking followers, so that even 2 CPUs exercise the leader_batch hand-off.
+ */
+#ifndef MCS_STRESS
+#define MCS_STRESS 0
+#define MCS_NAME "mcs"
+#define MCS_SUMMARY "one CAS try, then MCS-queued followers released by their leader (Garry 2020)"
+#endif
+#define MCS_STRESS_LINGER_NS 2000
+
 enum mcs_counter {
 	MCS_CNT_QUEUED = LLQ_N_COUNTERS,
 	MCS_CNT_GRANTED,
@@ -161,12 +172,14 @@ static uint32_t mcs_detach(struct lab_cpu *c, struct mcs_state *st, uint32_t las
 static uint32_t mcs_lead(struct lab_cpu *c, struct mcs_state *st, uint32_t need)
 {
 	uint32_t ids[MCS_MAX_BATCH];
-	uint32_t total = need;
-	uint32_t k = mcs_pick(st, c->id, ids, &total);
-	uint32_t succ = mcs_detach(c, st, k ? ids[k - 1] : c->id);
-	uint32_t prod = llq_reserve(c, &st->q, total, total, 0);
-	uint32_t p = llq_inc(&st->q, llq_pos(&st->q, prod), need);
+	uint32_t total = need, k, succ, prod, p;
 
+	if (MCS_STRESS)
+		lab_delay_ns(c, MCS_STRESS_LINGER_NS);
+	k = mcs_pick(st, c->id, ids, &total);
+	succ = mcs_detach(c, st, k ? ids[k - 1] : c->id);
+	prod = llq_reserve(c, &st->q, total, total, 0);
+	p = llq_inc(&st->q, llq_pos(&st->q, prod), need);
 	for (uint32_t i = 0; i < k; i++) {
 		struct mcs_node *f = &st->nodes[ids[i]];
 
@@ -186,7 +199,7 @@ static uint32_t mcs_acquire(struct lab_cpu *c, struct mcs_state *st, uint32_t ne
 	uint32_t prod;
 	uint64_t t0;
 
-	if (llq_try_reserve(c, &st->q, need, &prod))
+	if (!MCS_STRESS && llq_try_reserve(c, &st->q, need, &prod))
 		return prod;
 	lab_count(c, MCS_CNT_QUEUED, 1);
 	t0 = lab_now(c);
@@ -251,8 +264,8 @@ static const struct lab_plugin mcs_plugin = {
 	.abi_minor = LAB_ABI_MINOR,
 	.struct_size = sizeof(struct lab_plugin),
 	.kind = LAB_KIND_CMDQ,
-	.name = "mcs",
-	.summary = "one CAS try, then MCS-queued followers released by their leader (Garry 2020)",
+	.name = MCS_NAME,
+	.summary = MCS_SUMMARY,
 	.version = "1.0",
 	.params = mcs_params,
 	.n_params = LAB_ARRAY_SIZE(mcs_params),

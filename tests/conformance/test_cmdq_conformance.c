@@ -317,6 +317,51 @@ ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
 	conf_close(&cp);
 }
 
+/* ---- the queued hand-off of mcs, forced ---------------------------------------------------- */
+
+static uint64_t conf_counter(const struct trial_result *res, const char *name)
+{
+	for (uint32_t i = 0; i < res->n_counters; i++)
+		if (!strcmp(res->counters[i].name, name))
+			return res->counters[i].total;
+	cr_assert_fail("no counter called %s", name);
+	return 0;
+}
+
+/*
+ * Two CPUs rarely queue behind each other in mcs, so its leader_batch path (a head reserving
+ * for followers and granting their ranges) is run through a fixture variant that always
+ * queues and makes heads linger: it must pass the oracle and must really have granted.
+ */
+Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
+{
+	uint64_t granted = 0;
+	struct conf_plugin cp;
+
+	conf_open(&cp, TEST_BUILD_ROOT "/tests/fixtures/plugins/cmdq-mcs_stress.so",
+		  "leader_batch=4");
+	for (uint32_t shift = 3; shift <= 4; shift++)
+		for (int msi = 0; msi <= 1; msi++)
+			for (uint32_t cmds = 1; cmds <= 5; cmds += 4) {
+				struct scenario_cfg cfg;
+				struct trial_result res;
+				struct oracle_report o;
+
+				conf_cfg(&cfg, native_online_cpus() >= 2 ? 2 : 1, shift, msi, cmds, 0);
+				conf_trial(&cp, &cfg, &res, &o);
+				for (uint32_t i = 0; i < o.n_checks; i++)
+					cr_expect(o.checks[i].pass,
+						  "mcs_stress queue_shift=%u msi=%d cmds_per_sync=%u: "
+						  "%s FAILED: %s", shift, msi, cmds, o.checks[i].name,
+						  o.checks[i].detail);
+				cr_expect_eq(res.status, TRIAL_OK, "%s", res.error);
+				granted += conf_counter(&res, "mcs_granted");
+			}
+	if (native_online_cpus() >= 2)
+		cr_expect_gt(granted, 0, "no head ever reserved for a follower");
+	conf_close(&cp);
+}
+
 /* ---- mutants ------------------------------------------------------------------------------ */
 
 #define MUTANT_DIR TEST_BUILD_ROOT "/tests/fixtures/plugins"
