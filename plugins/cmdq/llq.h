@@ -259,7 +259,7 @@ static inline void llq_wait_space(struct lab_cpu *c, struct llq *q, union llq_wo
 			LAB_RELAXED);
 }
 
-/* ---- reservation ------------------------------------------------------------------------------ */
+/* ---- reservation --------------------------------------------------------------------- */
 
 /* The llq value a reservation of n slots (plus flag bits `add`) installs over old. */
 static inline uint64_t llq_claim(const struct llq *q, union llq_word old, uint32_t n,
@@ -309,7 +309,7 @@ static inline bool llq_try_reserve(struct lab_cpu *c, struct llq *q, uint32_t n,
 	return lab_cas64(&q->word.val, old.val, llq_claim(q, old, n, 0), LAB_RELAXED) == old.val;
 }
 
-/* ---- entries ---------------------------------------------------------------------------------- */
+/* ---- entries ------------------------------------------------------------------------- */
 
 /* The MSI target of a CMD_SYNC in its own slot: the low 32 bits of dw[0] (little-endian). */
 static inline uint32_t *llq_msi_word(struct lab_cmd *slot)
@@ -497,7 +497,7 @@ static inline int llq_wait_sync(struct lab_cpu *c, struct llq *q, uint32_t sync_
 	return rc;
 }
 
-/* ---- everything after a reservation ------------------------------------------------------------ */
+/* ---- everything after a reservation -------------------------------------------------- */
 
 /* Mark [sprod, eprod) valid and, as owner, publish the chain it starts. */
 static inline void llq_publish(struct lab_cpu *c, struct llq *q, uint32_t sprod, uint32_t eprod,

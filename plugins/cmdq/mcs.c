@@ -234,7 +234,7 @@ static const struct lab_param mcs_params[] = {
 		.def = "1",
 		.min = 1,
 		.max = MCS_MAX_BATCH,
-		.help = "requests the MCS head reserves in its one CAS (itself + waiting followers)",
+		.help = "requests an MCS head reserves in one CAS (itself + waiting followers)",
 		.offset = offsetof(struct mcs_config, leader_batch),
 	},
 };

@@ -215,8 +215,9 @@ static size_t conf_list_plugins(char names[][CONF_NAME_LEN], size_t max)
 	while ((e = readdir(d)) && n < max) {
 		size_t len = strlen(e->d_name);
 
-		if (strncmp(e->d_name, "cmdq-", 5) || len < 9 || strcmp(e->d_name + len - 3, ".so") ||
-		    !strcmp(e->d_name, "cmdq-null.so") || len - 8 >= CONF_NAME_LEN)
+		if (strncmp(e->d_name, "cmdq-", 5) || len < 9 ||
+		    strcmp(e->d_name + len - 3, ".so") || !strcmp(e->d_name, "cmdq-null.so") ||
+		    len - 8 >= CONF_NAME_LEN)
 			continue;
 		snprintf(names[n++], CONF_NAME_LEN, "%.*s", (int)(len - 8), e->d_name + 5);
 	}
@@ -240,10 +241,12 @@ static const char *conf_variant(const char *dir, const char *name)
 	*(void **)&entry = dlsym(cp.handle, LAB_PLUGIN_ENTRY_NAME);
 	cp.desc = entry ? entry() : NULL;
 	for (size_t f = 0; cp.desc && f < LAB_ARRAY_SIZE(flips) && !found; f++)
-		for (uint32_t i = 0; i < cp.desc->n_params; i++)
-			if (!strncmp(flips[f], cp.desc->params[i].key, strlen(cp.desc->params[i].key)) &&
-			    flips[f][strlen(cp.desc->params[i].key)] == '=')
+		for (uint32_t i = 0; i < cp.desc->n_params; i++) {
+			size_t len = strlen(cp.desc->params[i].key);
+
+			if (!strncmp(flips[f], cp.desc->params[i].key, len) && flips[f][len] == '=')
 				found = flips[f];
+		}
 	dlclose(cp.handle);
 	return found;
 }
@@ -340,23 +343,22 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 
 	conf_open(&cp, TEST_BUILD_ROOT "/tests/fixtures/plugins/cmdq-mcs_stress.so",
 		  "leader_batch=4");
-	for (uint32_t shift = 3; shift <= 4; shift++)
-		for (int msi = 0; msi <= 1; msi++)
-			for (uint32_t cmds = 1; cmds <= 5; cmds += 4) {
-				struct scenario_cfg cfg;
-				struct trial_result res;
-				struct oracle_report o;
+	for (uint32_t point = 0; point < 8; point++) {
+		uint32_t shift = 3 + (point & 1), cmds = point & 2 ? 5 : 1;
+		bool msi = point & 4;
+		struct scenario_cfg cfg;
+		struct trial_result res;
+		struct oracle_report o;
 
-				conf_cfg(&cfg, native_online_cpus() >= 2 ? 2 : 1, shift, msi, cmds, 0);
-				conf_trial(&cp, &cfg, &res, &o);
-				for (uint32_t i = 0; i < o.n_checks; i++)
-					cr_expect(o.checks[i].pass,
-						  "mcs_stress queue_shift=%u msi=%d cmds_per_sync=%u: "
-						  "%s FAILED: %s", shift, msi, cmds, o.checks[i].name,
-						  o.checks[i].detail);
-				cr_expect_eq(res.status, TRIAL_OK, "%s", res.error);
-				granted += conf_counter(&res, "mcs_granted");
-			}
+		conf_cfg(&cfg, native_online_cpus() >= 2 ? 2 : 1, shift, msi, cmds, 0);
+		conf_trial(&cp, &cfg, &res, &o);
+		for (uint32_t i = 0; i < o.n_checks; i++)
+			cr_expect(o.checks[i].pass,
+				  "mcs_stress queue_shift=%u msi=%d cmds_per_sync=%u: %s FAILED: "
+				  "%s", shift, msi, cmds, o.checks[i].name, o.checks[i].detail);
+		cr_expect_eq(res.status, TRIAL_OK, "%s", res.error);
+		granted += conf_counter(&res, "mcs_granted");
+	}
 	if (native_online_cpus() >= 2)
 		cr_expect_gt(granted, 0, "no head ever reserved for a follower");
 	conf_close(&cp);
