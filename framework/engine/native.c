@@ -94,10 +94,12 @@ static void worker_loop(struct worker *w)
 		int rc = job->op(job->arg, c, w->res->hists, measuring);
 		__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->last_progress, lab_now(c), __ATOMIC_RELAXED);
-		if (rc) {
+		if (rc < 0) {
 			__atomic_store_n(&w->run->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
+		if (rc > 0)
+			continue; /* idle: no op done */
 		if (measuring)
 			w->res->ops++;
 		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)

@@ -17,8 +17,8 @@
 
 /*
  * One op of the workload on CPU c. Records its latencies into hists[0..n_metrics) when
- * measuring. Returns 0, or -errno to stop this CPU (the trial fails with the message the
- * workload keeps; the engine stops every CPU).
+ * measuring. Returns 0 (an op was done), 1 (nothing to do this time: not counted), or -errno
+ * to stop this CPU (the trial fails with the message the workload keeps; every CPU stops).
  */
 typedef int (*native_op_fn)(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
 
