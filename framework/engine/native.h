@@ -33,8 +33,10 @@ struct native_job {
 	void *arg;
 	const struct lab_counter *counters; /* the plugin's, reset at the end of warm-up */
 	uint32_t n_counters;
-	/* Called by the watchdog thread while waiting (e.g. the iova tick); may be NULL. */
-	void (*poll)(void *arg, uint64_t now_ns);
+	/* Called once by the supervising thread when measurement starts (e.g. to snapshot
+	 * device counters); may be NULL. */
+	void (*on_measure)(void *measure_arg);
+	void *measure_arg;
 };
 
 struct native_cpu_result {

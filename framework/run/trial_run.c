@@ -51,7 +51,16 @@ struct trial {
 	const char *phase_names[LAB_MAX_PHASES];
 	uint32_t n_phases;
 	bool abandoned;
+	struct smmu_stats dev_base; /* the device's counters when measurement started */
 };
+
+static void snapshot_device(void *arg)
+{
+	struct trial *t = arg;
+
+	if (t->dev)
+		smmu_get_stats(t->dev, &t->dev_base);
+}
 
 static void on_violation(void *arg)
 {
@@ -324,9 +333,11 @@ static void merge(struct trial *t, struct trial_result *res)
 	if (t->dev) {
 		struct smmu_stats st;
 		smmu_get_stats(t->dev, &st);
-		add_counter(res, "dev_syncs", LAB_COUNTER_EVENTS, st.syncs);
-		add_counter(res, "dev_prod_writes", LAB_COUNTER_EVENTS, st.prod_writes);
-		add_counter(res, "dev_cons_reads", LAB_COUNTER_EVENTS, st.cons_reads);
+		add_counter(res, "dev_syncs", LAB_COUNTER_EVENTS, st.syncs - t->dev_base.syncs);
+		add_counter(res, "dev_prod_writes", LAB_COUNTER_EVENTS,
+			    st.prod_writes - t->dev_base.prod_writes);
+		add_counter(res, "dev_cons_reads", LAB_COUNTER_EVENTS,
+			    st.cons_reads - t->dev_base.cons_reads);
 	}
 	if (t->sp) {
 		struct slowpath_stats st;
@@ -448,6 +459,8 @@ static int run(const struct trial_request *req, struct trial_result *res,
 		.arg = t.op_arg,
 		.counters = t.counters,
 		.n_counters = t.n_counters,
+		.on_measure = snapshot_device,
+		.measure_arg = &t,
 	};
 	rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
 	if (t.dev)

@@ -63,10 +63,29 @@ struct scenario_wl_cmdq {
 };
 
 /* The framework's part of one resolved configuration. Plugin configs live beside it. */
+/* [workload.iova] (see framework/workload/iova_wl.h) */
+struct scenario_wl_iova {
+	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer */
+	uint64_t free_every;	/* remote-free: only every k-th CPU frees */
+	uint64_t depth;		/* outstanding ranges per CPU */
+	uint64_t min_pages, max_pages;
+	uint64_t dma_bits;	/* the device's DMA mask */
+	uint64_t think_ns;
+};
+
+/* [workload.dma] (see framework/workload/dma_wl.h) */
+struct scenario_wl_dma {
+	uint64_t pages;		/* granule: pages per mapping */
+	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
+	uint64_t dma_bits;
+};
+
 struct scenario_cfg {
 	struct scenario_main scenario;
 	struct scenario_smmu smmu;
 	struct scenario_wl_cmdq wl_cmdq;
+	struct scenario_wl_iova wl_iova;
+	struct scenario_wl_dma wl_dma;
 };
 
 /* One fixed section: its name, its table, and where its struct sits in scenario_cfg. */

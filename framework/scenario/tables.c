@@ -85,11 +85,46 @@ static const struct lab_param wl_cmdq_params[] = {
 	  "local work between ops (a 4 KiB memcpy in the ways test)"),
 };
 
-/* Append new sections here (workload.iova, workload.dma, machine, ...). */
+static const char *const pattern_choices[] = { "same-cpu", "remote-free", "producer-consumer",
+						NULL };
+
+static const struct lab_param wl_iova_params[] = {
+	P(scenario_wl_iova, pattern, LAB_PARAM_ENUM, "same-cpu", 0, 0, pattern_choices,
+	  "who frees: the allocating CPU, every k-th CPU (IRQ skew), or the pair's partner"),
+	P(scenario_wl_iova, free_every, LAB_PARAM_UINT, "4", 1, 4096, NULL,
+	  "remote-free: only CPUs 0, k, 2k, ... free (each for its group of k)"),
+	P(scenario_wl_iova, depth, LAB_PARAM_UINT, "32", 1, 65536, NULL,
+	  "outstanding ranges per CPU (a queue depth)"),
+	P(scenario_wl_iova, min_pages, LAB_PARAM_UINT, "1", 1, 1048576, NULL,
+	  "smallest range, pages (sizes are log-uniform in [min_pages, max_pages])"),
+	P(scenario_wl_iova, max_pages, LAB_PARAM_UINT, "1", 1, 1048576, NULL,
+	  "largest range, pages (above 32 the rcache does not cache)"),
+	P(scenario_wl_iova, dma_bits, LAB_PARAM_UINT, "32", 20, 64, NULL,
+	  "the device's DMA mask; above 32, dma-iommu tries below 4 GiB first"),
+	P(scenario_wl_iova, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "local work after each alloc or free"),
+};
+
+static const struct lab_param wl_dma_params[] = {
+	P(scenario_wl_dma, pages, LAB_PARAM_UINT, "1", 1, 1024, NULL,
+	  "pages per mapping (dma_map_benchmark's granule); one TLBI each on unmap"),
+	P(scenario_wl_dma, pt_map_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "writing the page-table entries on map"),
+	P(scenario_wl_dma, pt_unmap_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "clearing them on unmap"),
+	P(scenario_wl_dma, trans_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "the device's transfer between map and unmap (dma_trans_ns)"),
+	P(scenario_wl_dma, dma_bits, LAB_PARAM_UINT, "32", 20, 64, NULL,
+	  "the device's DMA mask (dma_map_benchmark's -b, 32 by default)"),
+};
+
+/* Append new sections here (machine, ...). */
 static const struct scenario_section sections[] = {
 	SECTION("scenario", scenario, main_params, "what to run: workload, engine, CPUs, timing"),
 	SECTION("smmu", smmu, smmu_params, "the device model: queue size and per-command times"),
 	SECTION("workload.cmdq", wl_cmdq, wl_cmdq_params, "the cmdq workload's loop"),
+	SECTION("workload.iova", wl_iova, wl_iova_params, "the iova workload: who allocates, who frees"),
+	SECTION("workload.dma", wl_dma, wl_dma_params, "the dma workload: map + unmap in strict mode"),
 };
 
 const struct scenario_section *scenario_sections(size_t *n)
