@@ -14,6 +14,7 @@
 #include "device/smmu.h"
 #include "engine/host.h"
 #include "engine/native.h"
+#include "sim/sim_trial.h"
 #include "workload/cmdq_wl.h"
 
 #define TRACE_CAP_MAX (8u << 20) /* 128 MiB of trace at most */
@@ -249,7 +250,10 @@ static int run_cmdq(const struct trial_request *req, struct trial_result *res,
 		.counters = t.desc->counters,
 		.n_counters = t.desc->n_counters,
 	};
-	rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
+	if (cfg->scenario.engine == ENGINE_SIM)
+		rc = sim_trial_run(&job, cfg, t.dev, &t.nres);
+	else
+		rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
 	smmu_stop(t.dev);
 	if (rc) {
 		fail(res, "cannot start %" PRIu64 " threads: %s", cfg->scenario.cpus, strerror(-rc));
@@ -293,13 +297,22 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	res->device_mode = device_mode_names[cfg->smmu.device ? 1 : 0];
 	if (oracle)
 		memset(oracle, 0, sizeof(*oracle));
-	if (cfg->scenario.engine != ENGINE_NATIVE) {
-		fail(res, "engine = sim is not available in this build; use engine = native");
-		return -ENOTSUP;
+	struct trial_request sim_req;
+	struct scenario_cfg sim_cfg;
+	if (cfg->scenario.engine == ENGINE_SIM) {
+		/* Same trial, with the plugins' sim builds and virtual CPUs (framework/sim). */
+		rc = sim_trial_prepare(req, &sim_req, &sim_cfg, res->error, sizeof(res->error));
+		if (rc) {
+			res->status = TRIAL_FAILED;
+			return rc;
+		}
+		req = &sim_req;
+		cfg = &sim_cfg;
+	} else {
+		rc = check_cpus(cfg, res);
+		if (rc)
+			return rc;
 	}
-	rc = check_cpus(cfg, res);
-	if (rc)
-		return rc;
 	switch (cfg->scenario.workload) {
 	case WORKLOAD_CMDQ:
 		if (!req->cmdq) {
