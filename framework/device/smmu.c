@@ -452,6 +452,11 @@ struct lab_smmu *smmu_iface(struct smmu_dev *dev)
 	return &dev->iface;
 }
 
+uint64_t smmu_next_due(const struct smmu_dev *dev)
+{
+	return __atomic_load_n(&dev->next_due, __ATOMIC_RELAXED);
+}
+
 const char *smmu_error(const struct smmu_dev *dev)
 {
 	return __atomic_load_n(&dev->failed, __ATOMIC_ACQUIRE) ? dev->error : NULL;

@@ -64,6 +64,9 @@ void smmu_stop(struct smmu_dev *dev);
 /* Consume everything published whose time has come (for tests and teardown). */
 void smmu_advance(struct smmu_dev *dev);
 
+/* Model time (ns) the entry at CONS finishes; UINT64_MAX when idle (the sim's agent). */
+uint64_t smmu_next_due(const struct smmu_dev *dev);
+
 /* The first violation, or NULL. */
 const char *smmu_error(const struct smmu_dev *dev);
 

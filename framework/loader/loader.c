@@ -316,6 +316,8 @@ int registry_add_dir(struct plugin_registry *r, const char *dir, bool quiet,
 		size_t len = strlen(e->d_name);
 		if (len < 4 || strcmp(e->d_name + len - 3, ".so"))
 			continue;
+		if (len > 7 && !strcmp(e->d_name + len - 7, ".sim.so"))
+			continue; /* a plugin's sim build: the sim engine opens it beside its .so */
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
 			char **v = realloc(names, cap * sizeof(*v));

@@ -15,6 +15,7 @@
 #include "engine/host.h"
 #include "engine/native.h"
 #include "iova/slowpath.h"
+#include "sim/sim_trial.h"
 #include "workload/cmdq_wl.h"
 #include "workload/dma_wl.h"
 #include "workload/iova_wl.h"
@@ -344,7 +345,7 @@ static void merge(struct trial *t, struct trial_result *res)
 		slowpath_get_stats(t->sp, &st);
 		add_counter(res, "tree_lock_wait_ns", LAB_COUNTER_EVENTS, st.lock_wait_ns);
 		add_counter(res, "tree_ranges", LAB_COUNTER_LEVEL, st.live);
-		add_counter(res, "alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
+		add_counter(res, "wl_alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
 	}
 	res->n_phases = t->n_phases;
 	for (uint32_t p = 0; p < t->n_phases; p++) {
@@ -462,7 +463,10 @@ static int run(const struct trial_request *req, struct trial_result *res,
 		.on_measure = snapshot_device,
 		.measure_arg = &t,
 	};
-	rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
+	if (t.cfg->scenario.engine == ENGINE_SIM)
+		rc = sim_trial_run(&job, t.cfg, t.dev, &t.nres);
+	else
+		rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
 	if (t.dev)
 		smmu_stop(t.dev);
 	if (rc) {
@@ -491,13 +495,22 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	res->device_mode = device_mode_names[cfg->smmu.device ? 1 : 0];
 	if (oracle)
 		memset(oracle, 0, sizeof(*oracle));
-	if (cfg->scenario.engine != ENGINE_NATIVE) {
-		fail(res, "engine = sim is not available in this build; use engine = native");
-		return -ENOTSUP;
+	struct trial_request sim_req;
+	struct scenario_cfg sim_cfg;
+	if (cfg->scenario.engine == ENGINE_SIM) {
+		/* Same trial, with the plugins' sim builds and virtual CPUs (framework/sim). */
+		rc = sim_trial_prepare(req, &sim_req, &sim_cfg, res->error, sizeof(res->error));
+		if (rc) {
+			res->status = TRIAL_FAILED;
+			return rc;
+		}
+		req = &sim_req;
+		cfg = &sim_cfg;
+	} else {
+		rc = check_cpus(cfg, res);
+		if (rc)
+			return rc;
 	}
-	rc = check_cpus(cfg, res);
-	if (rc)
-		return rc;
 	if ((cfg->scenario.workload != WORKLOAD_IOVA && !req->cmdq) ||
 	    (cfg->scenario.workload != WORKLOAD_CMDQ && !req->iova)) {
 		fail(res, "this workload needs a %s plugin", !req->cmdq ? "cmdq" : "iova");

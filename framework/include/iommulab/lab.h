@@ -10,6 +10,19 @@
  * implementation in which each operation is a point where virtual time advances, so a
  * plugin measured on 2 real cores can also be run on a simulated 256-core machine.
  *
+ * Two builds of one source (the engine binding):
+ *  - native (default): everything below is inline C11 atomics and the cycle counter.
+ *  - sim (-DLAB_ENGINE_SIM, the build `plugins/meson.build` makes as <kind>-<name>.sim.so):
+ *    every shared-memory operation, fence, lab_now(), lab_delay_ns() and spin-wait becomes a
+ *    call to a lab_sim_*() function that the iommulab executable exports (it is linked with
+ *    --export-dynamic), so the sim engine can price it and switch virtual CPUs there. A
+ *    drop-in plugin is built for the sim with one command:
+ *	cc -shared -fPIC -O2 -DLAB_ENGINE_SIM -I<prefix>/include foo.c -o cmdq-foo.sim.so
+ *    The descriptor, ops and counters are the same in both builds.
+ *  - host code built natively that runs on the sim's virtual CPUs (the device model, the
+ *    workloads) sees a struct lab_clock with source LAB_CLOCK_SIM: lab_now() reads virtual
+ *    time and lab_delay_ns() advances it, through the two function pointers of that clock.
+ *
  * Conventions:
  *  - Shared words are plain uint32_t / uint64_t in memory from lab_alloc() (or the ring);
  *    every access to one that another CPU may touch concurrently goes through lab_load*,
@@ -61,12 +74,17 @@ enum lab_clock_source {
 	LAB_CLOCK_MONOTONIC = 0, /* clock_gettime(CLOCK_MONOTONIC): the portable fallback */
 	LAB_CLOCK_TSC,		 /* x86-64 invariant TSC (rdtsc) */
 	LAB_CLOCK_CNTVCT,	 /* aarch64 generic timer (cntvct_el0) */
+	LAB_CLOCK_SIM,		 /* the sim engine's virtual time (ABI 1.0, appended) */
 };
 
 struct lab_clock {
 	uint32_t source;     /* enum lab_clock_source */
 	uint64_t base;	     /* counter value at time 0 */
 	double ns_per_tick;  /* calibrated */
+	/* LAB_CLOCK_SIM only, NULL otherwise (appended): the running virtual CPU's time in ns,
+	 * and local work that advances it. Used by natively built host code under the sim. */
+	uint64_t (*sim_now)(const struct lab_clock *clk);
+	void (*sim_delay)(struct lab_cpu *c, uint64_t ns);
 };
 
 /*
@@ -103,6 +121,9 @@ static inline uint64_t lab_read_counter(const struct lab_clock *clk)
 		return v;
 	}
 #endif
+	/* After the counter's test, so the cycle-counter path is unchanged. */
+	if (clk->source == LAB_CLOCK_SIM)
+		return clk->sim_now(clk);
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -116,6 +137,142 @@ static inline uint64_t lab_clock_ns(const struct lab_clock *clk)
 		return 0;
 	return (uint64_t)((double)(t - clk->base) * clk->ns_per_tick);
 }
+
+/*
+ * The sim binding (declared in both builds, called only by the sim build): declarations of what the executable exports (framework/sim/sim_mem.c).
+ * The memory order is passed along; the sim executes every access sequentially consistent.
+ * rmw: op is enum lab_sim_rmw; for LAB_SIM_CAS a is the expected and b the new value; every
+ * rmw returns the value found.
+ */
+enum lab_sim_rmw {
+	LAB_SIM_CAS = 0,
+	LAB_SIM_XCHG,
+	LAB_SIM_ADD,
+	LAB_SIM_SUB,
+	LAB_SIM_AND,
+	LAB_SIM_ANDNOT,
+	LAB_SIM_OR,
+	LAB_SIM_XOR,
+};
+
+#define LAB_SIM_API __attribute__((visibility("default")))
+LAB_SIM_API uint64_t lab_sim_now(const struct lab_cpu *c);
+LAB_SIM_API void lab_sim_delay(struct lab_cpu *c, uint64_t ns);
+LAB_SIM_API uint32_t lab_sim_load32(const uint32_t *p, int o);
+LAB_SIM_API uint64_t lab_sim_load64(const uint64_t *p, int o);
+LAB_SIM_API void lab_sim_store32(uint32_t *p, uint32_t v, int o);
+LAB_SIM_API void lab_sim_store64(uint64_t *p, uint64_t v, int o);
+LAB_SIM_API uint32_t lab_sim_rmw32(uint32_t *p, int op, uint32_t a, uint32_t b, int o);
+LAB_SIM_API uint64_t lab_sim_rmw64(uint64_t *p, int op, uint64_t a, uint64_t b, int o);
+LAB_SIM_API void lab_sim_fence(int o);
+/* Park the calling CPU on p's line until the line is written (seen: the value just read). */
+LAB_SIM_API void lab_sim_park32(struct lab_cpu *c, const uint32_t *p, uint32_t seen);
+LAB_SIM_API void lab_sim_park64(struct lab_cpu *c, const uint64_t *p, uint64_t seen);
+/* lab_spin_wait(): NULL polls (an MMIO register): time moves by the machine's poll interval. */
+LAB_SIM_API void lab_sim_spin_wait(struct lab_cpu *c, const void *watched);
+
+#ifdef LAB_ENGINE_SIM
+
+static inline uint64_t lab_now(const struct lab_cpu *c)
+{
+	return lab_sim_now(c);
+}
+
+static inline void lab_cpu_relax(void)
+{
+}
+
+static inline void lab_delay_ns(struct lab_cpu *c, uint64_t ns)
+{
+	lab_sim_delay(c, ns);
+}
+
+#define LAB_DEFINE_ATOMICS(bits)                                                                   \
+	static inline uint##bits##_t lab_load##bits(const uint##bits##_t *p, enum lab_order o)    \
+	{                                                                                          \
+		return lab_sim_load##bits(p, (int)o);                                              \
+	}                                                                                          \
+	static inline void lab_store##bits(uint##bits##_t *p, uint##bits##_t v, enum lab_order o) \
+	{                                                                                          \
+		lab_sim_store##bits(p, v, (int)o);                                                 \
+	}                                                                                          \
+	static inline uint##bits##_t lab_cas##bits(uint##bits##_t *p, uint##bits##_t old,        \
+						    uint##bits##_t new_, enum lab_order o)        \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_CAS, old, new_, (int)o);                       \
+	}                                                                                          \
+	static inline uint##bits##_t lab_xchg##bits(uint##bits##_t *p, uint##bits##_t v,          \
+						     enum lab_order o)                             \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_XCHG, v, 0, (int)o);                           \
+	}                                                                                          \
+	static inline uint##bits##_t lab_fetch_add##bits(uint##bits##_t *p, uint##bits##_t v,     \
+							  enum lab_order o)                        \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_ADD, v, 0, (int)o);                            \
+	}                                                                                          \
+	static inline uint##bits##_t lab_fetch_sub##bits(uint##bits##_t *p, uint##bits##_t v,     \
+							  enum lab_order o)                        \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_SUB, v, 0, (int)o);                            \
+	}                                                                                          \
+	static inline uint##bits##_t lab_fetch_and##bits(uint##bits##_t *p, uint##bits##_t v,     \
+							  enum lab_order o)                        \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_AND, v, 0, (int)o);                            \
+	}                                                                                          \
+	static inline uint##bits##_t lab_fetch_andnot##bits(uint##bits##_t *p, uint##bits##_t v,  \
+							     enum lab_order o)                     \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_ANDNOT, v, 0, (int)o);                         \
+	}                                                                                          \
+	static inline uint##bits##_t lab_fetch_or##bits(uint##bits##_t *p, uint##bits##_t v,      \
+							 enum lab_order o)                         \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_OR, v, 0, (int)o);                             \
+	}                                                                                          \
+	static inline uint##bits##_t lab_fetch_xor##bits(uint##bits##_t *p, uint##bits##_t v,     \
+							  enum lab_order o)                        \
+	{                                                                                          \
+		return lab_sim_rmw##bits(p, LAB_SIM_XOR, v, 0, (int)o);                            \
+	}
+
+LAB_DEFINE_ATOMICS(32)
+LAB_DEFINE_ATOMICS(64)
+#undef LAB_DEFINE_ATOMICS
+
+static inline void lab_fence(enum lab_order o)
+{
+	lab_sim_fence((int)o);
+}
+
+static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
+{
+	lab_sim_spin_wait(c, watched);
+}
+
+/* As below, but the CPU sleeps on the line instead of spinning: waiting costs no host time. */
+#define LAB_COND_LOAD32(c, ptr, var, cond, order)                                                 \
+	do {                                                                                       \
+		for (;;) {                                                                         \
+			(var) = lab_load32((ptr), (order));                                        \
+			if (cond)                                                                  \
+				break;                                                             \
+			lab_sim_park32((c), (ptr), (var));                                         \
+		}                                                                                  \
+	} while (0)
+
+#define LAB_COND_LOAD64(c, ptr, var, cond, order)                                                 \
+	do {                                                                                       \
+		for (;;) {                                                                         \
+			(var) = lab_load64((ptr), (order));                                        \
+			if (cond)                                                                  \
+				break;                                                             \
+			lab_sim_park64((c), (ptr), (var));                                         \
+		}                                                                                  \
+	} while (0)
+
+#else /* native */
 
 static inline uint64_t lab_now(const struct lab_cpu *c)
 {
@@ -139,6 +296,11 @@ static inline void lab_delay_ns(struct lab_cpu *c, uint64_t ns)
 {
 	if (!ns)
 		return;
+	if (c->clock->source == LAB_CLOCK_SIM) {
+		/* Host code on a virtual CPU: a busy loop would never see virtual time move. */
+		c->clock->sim_delay(c, ns);
+		return;
+	}
 	uint64_t end = lab_now(c) + ns;
 	while (lab_now(c) < end)
 		lab_cpu_relax();
@@ -252,6 +414,8 @@ static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
 			lab_spin_wait((c), (ptr));                                                 \
 		}                                                                                  \
 	} while (0)
+
+#endif /* LAB_ENGINE_SIM */
 
 /* ---- a ticket spinlock built on the above (for plugins that need a plain lock) --------- */
 

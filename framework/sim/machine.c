@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * machine -- the [machine] section (the simulated machine's physical parameters) and the
+ * topology files it names.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim.h"
+
+static const char *const atomic_choices[] = { "near", "far", NULL };
+
+#define MP(k, t, d, lo, hi, ch, h, f)                                                            \
+	{                                                                                          \
+		.key = k, .type = t, .def = d, .min = lo, .max = hi, .choices = ch, .help = h,    \
+		.offset = offsetof(struct sim_machine, f)                                          \
+	}
+
+/* Defaults: a generic mesh server core (Neoverse-N1-like); configs set the real machine. */
+const struct lab_param sim_machine_params[] = {
+	MP("topology", LAB_PARAM_STRING, "", 0, 0, NULL,
+	   "core-to-core latency CSV (lower-triangular, ns), relative to the INI file; "
+	   "empty: every transfer costs line_ns",
+	   topology),
+	MP("line_ns", LAB_PARAM_DOUBLE, "50", 0, 100000, NULL,
+	   "cache-line transfer between two cores when there is no topology", line_ns),
+	MP("home_ns", LAB_PARAM_DOUBLE, "40", 0, 100000, NULL,
+	   "transfer of a line from its home (LLC / home node) or from the device", home_ns),
+	MP("local_ns", LAB_PARAM_DOUBLE, "1", 0, 10000, NULL,
+	   "load or store hitting the own cache", local_ns),
+	MP("atomic_ns", LAB_PARAM_DOUBLE, "5", 0, 10000, NULL,
+	   "read-modify-write once the line is there (own cache, or the home when far)",
+	   atomic_ns),
+	MP("op_ns", LAB_PARAM_DOUBLE, "0.5", 0, 10000, NULL,
+	   "added to every lab.h operation: the instructions around it", op_ns),
+	MP("occupancy", LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
+	   "fraction of a transfer during which the line cannot serve the next requester",
+	   occupancy),
+	MP("atomic", LAB_PARAM_ENUM, "near", 0, 0, atomic_choices,
+	   "near: the line moves to the requester (x86); far: done at the home (Arm LSE)", atomic),
+	MP("poll_ns", LAB_PARAM_DOUBLE, "50", 0.001, 1e9, NULL,
+	   "one iteration of an MMIO register poll (lab_spin_wait with no line)", poll_ns),
+};
+const size_t sim_machine_n_params = LAB_ARRAY_SIZE(sim_machine_params);
+
+void sim_machine_defaults(struct sim_machine *m)
+{
+	/* Kept equal to the table's defaults (test_sim checks it). */
+	memset(m, 0, sizeof(*m));
+	m->topology = NULL;
+	m->line_ns = 50;
+	m->home_ns = 40;
+	m->local_ns = 1;
+	m->atomic_ns = 5;
+	m->op_ns = 0.5;
+	m->occupancy = 1;
+	m->atomic = SIM_ATOMIC_NEAR;
+	m->poll_ns = 50;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int sim_topology_load(const char *path, struct sim_topology *t, char *err, size_t err_len)
+{
+	FILE *f = fopen(path, "r");
+	char line[65536];
+	double *rows = NULL; /* lower triangle, row-major */
+	size_t n_vals = 0, cap = 0;
+	uint32_t row = 0, lineno = 0;
+	int rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!f) {
+		rc = -errno;
+		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(-rc));
+		return rc;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+		uint32_t col = 0;
+
+		lineno++;
+		if (line[0] == '#')
+			continue;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, err_len, "%s:%u: line too long", path, lineno);
+			rc = -EINVAL;
+			goto out;
+		}
+		/* Row i holds i values (cores 0..i-1), then empty fields up to the width. */
+		while (col < row) {
+			double v = strtod(p, &end);
+			if (end == p || v < 0) {
+				snprintf(err, err_len, "%s:%u: core %u to core %u: expected a latency "
+					 "in ns, found '%.20s'", path, lineno, row, col, p);
+				rc = -EINVAL;
+				goto out;
+			}
+			if (n_vals == cap) {
+				cap = cap ? cap * 2 : 1024;
+				double *v2 = realloc(rows, cap * sizeof(*v2));
+				if (!v2) {
+					rc = -ENOMEM;
+					snprintf(err, err_len, "%s: out of memory", path);
+					goto out;
+				}
+				rows = v2;
+			}
+			rows[n_vals++] = v;
+			col++;
+			p = end;
+			if (*p == ',')
+				p++;
+		}
+		row++;
+	}
+	if (row < 2) {
+		snprintf(err, err_len, "%s: %u cores: a topology needs at least 2", path, row);
+		rc = -EINVAL;
+		goto out;
+	}
+	t->n = row;
+	t->lat = calloc((size_t)row * row, sizeof(*t->lat));
+	double *sorted = malloc(n_vals * sizeof(*sorted));
+	if (!t->lat || !sorted) {
+		free(sorted);
+		rc = -ENOMEM;
+		snprintf(err, err_len, "%s: out of memory", path);
+		goto out;
+	}
+	size_t k = 0;
+	for (uint32_t i = 1; i < row; i++) {
+		for (uint32_t j = 0; j < i; j++, k++) {
+			t->lat[i * row + j] = t->lat[j * row + i] = rows[k];
+			if (rows[k] > t->max)
+				t->max = rows[k];
+		}
+	}
+	memcpy(sorted, rows, n_vals * sizeof(*sorted));
+	qsort(sorted, n_vals, sizeof(*sorted), cmp_double);
+	t->median = sorted[n_vals / 2];
+	free(sorted);
+out:
+	fclose(f);
+	free(rows);
+	if (rc)
+		sim_topology_free(t);
+	return rc;
+}
+
+void sim_topology_free(struct sim_topology *t)
+{
+	if (!t)
+		return;
+	free(t->lat);
+	memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,808 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim -- the scheduler, the memory model and the lab_sim_*() functions sim-built plugins
+ * call (see sim.h for the model, lab.h for the binding).
+ *
+ * Time is kept in picoseconds (uint64_t: 213 days) so fractional measured latencies add up
+ * without rounding drift; lab_now() reports nanoseconds.
+ *
+ * Order of events. A shared-memory operation is issued by the CPU with the earliest clock
+ * (ties: lowest id), is priced against the line's state at that moment (which it then
+ * updates: the line's next transfer queues behind it), moves the CPU's clock to its
+ * completion, and takes effect (value read or written, sleepers woken) only once that CPU is
+ * again the earliest: so values change in virtual-time order, and everything is a function of
+ * the inputs alone.
+ */
+#include "sim/sim.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/host.h"
+#include "sim/ctx.h"
+
+#define NEVER UINT64_MAX
+#define PS_PER_NS 1000u
+#define STACK_SIZE (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
+#define SHARER_WORDS (SIM_MAX_CPUS / 64)
+#define LINES_MIN_BITS 14
+
+enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
+enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
+enum access { ACC_LOAD, ACC_STORE, ACC_RMW };
+
+struct sim_line {
+	uintptr_t tag;	     /* address >> 6; 0: empty slot */
+	uint64_t busy_until; /* ps: the line serves the next transfer from here on */
+	int32_t owner;	     /* CPU holding it exclusive, or LINE_* */
+	uint32_t waiters;    /* first sleeping CPU + 1; 0: none */
+	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
+};
+
+struct sim_cpu {
+	uint64_t clock;	   /* ps */
+	uint64_t deadline; /* ps: watchdog, last progress + watchdog */
+	struct sim *sim;
+	struct lab_cpu *c;
+	uint32_t id;
+	uint32_t state;
+	uint32_t next_waiter;	/* next CPU + 1 sleeping on the same line */
+	uint32_t watch_size;	/* 4 or 8; 0: wake on any write to the line only */
+	const void *watch;	/* the word it sleeps on */
+	uint64_t watch_val;	/* the value it last saw there */
+	uint64_t t_measure, t_stop; /* ps */
+	struct native_cpu_result *res;
+	struct sim_ctx ctx;
+};
+
+struct heap_ent {
+	uint64_t clock;
+	uint32_t id;
+};
+
+struct sim {
+	const struct native_job *job;
+	uint64_t local_ps, atomic_ps, op_ps, home_ps, poll_ps;
+	double occupancy;
+	bool far;
+	uint32_t ncpus;
+	uint32_t *lat_ps; /* ncpus x ncpus */
+	struct sim_cpu *cpus;
+	struct heap_ent *heap;
+	uint32_t heap_n;
+	struct sim_line *lines;
+	size_t lines_n, lines_mask;
+	uint32_t lines_bits;
+	uint64_t lines_gen; /* bumped when the table moves (line pointers go stale) */
+	struct sim_cpu *cur;
+	struct sim_ctx main_ctx;
+	const struct sim_agent *agent;
+	uint64_t agent_progress;
+	bool in_agent;
+	uint64_t agent_now; /* ps, while in_agent */
+	uint64_t t_measure, t_stop, watchdog; /* ps */
+	uint32_t n_live;
+	bool hung, failed, oom;
+	char why[TRIAL_ERR_LEN];
+	struct sim_stats st;
+};
+
+/* The simulation this host thread is running (one at a time per thread). */
+static _Thread_local struct sim *cur_sim;
+
+static uint64_t ns_to_ps(double ns)
+{
+	return ns <= 0 ? 0 : (uint64_t)(ns * PS_PER_NS + 0.5);
+}
+
+static uint64_t due_to_ps(uint64_t ns)
+{
+	return ns >= NEVER / PS_PER_NS ? NEVER : ns * PS_PER_NS;
+}
+
+/* ---- the run queue: a binary heap on (clock, id) ------------------------------------------- */
+
+static inline bool ent_less(struct heap_ent a, struct heap_ent b)
+{
+	return a.clock < b.clock || (a.clock == b.clock && a.id < b.id);
+}
+
+static void heap_push(struct sim *s, uint64_t clock, uint32_t id)
+{
+	uint32_t i = s->heap_n++;
+	struct heap_ent e = { clock, id };
+
+	while (i) {
+		uint32_t parent = (i - 1) / 2;
+		if (!ent_less(e, s->heap[parent]))
+			break;
+		s->heap[i] = s->heap[parent];
+		i = parent;
+	}
+	s->heap[i] = e;
+}
+
+static struct heap_ent heap_pop(struct sim *s)
+{
+	struct heap_ent top = s->heap[0], e = s->heap[--s->heap_n];
+	uint32_t i = 0, n = s->heap_n;
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, m = l;
+		if (l >= n)
+			break;
+		if (l + 1 < n && ent_less(s->heap[l + 1], s->heap[l]))
+			m = l + 1;
+		if (!ent_less(s->heap[m], e))
+			break;
+		s->heap[i] = s->heap[m];
+		i = m;
+	}
+	if (n)
+		s->heap[i] = e;
+	return top;
+}
+
+/* ---- lines --------------------------------------------------------------------------------- */
+
+static inline size_t line_hash(const struct sim *s, uintptr_t tag)
+{
+	return (size_t)(((uint64_t)tag * 0x9e3779b97f4a7c15ull) >> (64 - s->lines_bits));
+}
+
+static int lines_alloc(struct sim *s, uint32_t bits)
+{
+	struct sim_line *old = s->lines;
+	size_t old_cap = old ? s->lines_mask + 1 : 0;
+	struct sim_line *v = calloc((size_t)1 << bits, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->lines = v;
+	s->lines_bits = bits;
+	s->lines_mask = ((size_t)1 << bits) - 1;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (!old[i].tag)
+			continue;
+		size_t j = line_hash(s, old[i].tag);
+		while (v[j].tag)
+			j = (j + 1) & s->lines_mask;
+		v[j] = old[i];
+	}
+	free(old);
+	s->lines_gen++;
+	return 0;
+}
+
+static struct sim_line *line_of(struct sim *s, const void *p)
+{
+	uintptr_t tag = (uintptr_t)p >> 6;
+
+	for (;;) {
+		size_t i = line_hash(s, tag);
+		for (;;) {
+			struct sim_line *l = &s->lines[i];
+			if (l->tag == tag)
+				return l;
+			if (!l->tag)
+				break;
+			i = (i + 1) & s->lines_mask;
+		}
+		/* New line: at its home, in nobody's cache. Keep the table at most half full. */
+		if ((s->lines_n + 1) * 2 <= s->lines_mask + 1) {
+			struct sim_line *l = &s->lines[i];
+			l->tag = tag;
+			l->owner = LINE_HOME;
+			s->lines_n++;
+			return l;
+		}
+		if (lines_alloc(s, s->lines_bits + 1)) {
+			/* Out of memory mid-run: fail the trial rather than corrupt the table. */
+			s->oom = true;
+			abort();
+		}
+	}
+}
+
+static inline bool sharer_has(const struct sim_line *l, uint32_t id)
+{
+	return (l->sharers[id / 64] >> (id % 64)) & 1;
+}
+
+static inline void sharer_set(struct sim_line *l, uint32_t id)
+{
+	l->sharers[id / 64] |= 1ull << (id % 64);
+}
+
+static inline uint64_t lat(const struct sim *s, uint32_t a, uint32_t b)
+{
+	return s->lat_ps[(size_t)a * s->ncpus + b];
+}
+
+/* Invalidating every copy costs the round trip to the farthest holder (sent in parallel). */
+static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, uint32_t id)
+{
+	uint64_t worst = 0;
+
+	for (uint32_t w = 0; w < SHARER_WORDS; w++) {
+		uint64_t bits = l->sharers[w];
+		while (bits) {
+			uint32_t other = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			bits &= bits - 1;
+			if (other != id && lat(s, id, other) > worst)
+				worst = lat(s, id, other);
+		}
+	}
+	return worst;
+}
+
+/*
+ * Price one access by CPU me at its clock and update the line: returns its completion time.
+ * Hits cost local_ps / atomic_ps; a miss waits for the line to be free, then costs the
+ * transfer from where the line is, and keeps the line busy for occupancy x that transfer.
+ */
+static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l,
+			   enum access kind)
+{
+	uint32_t id = me->id;
+	uint64_t t = me->clock + s->op_ps;
+	int32_t owner = l->owner;
+	bool rmw = kind == ACC_RMW;
+	uint64_t latency, start;
+
+	if (owner == (int32_t)id)
+		return t + (rmw ? s->atomic_ps : s->local_ps);
+	if (kind == ACC_LOAD && owner == LINE_SHARED && sharer_has(l, id))
+		return t + s->local_ps;
+
+	if (kind == ACC_LOAD && owner < 0 && owner != LINE_SHARED) {
+		/* Nobody has a copy: it arrives exclusive (MESI's E), a later store hits. */
+		latency = s->home_ps;
+		l->owner = (int32_t)id;
+	} else if (kind == ACC_LOAD) {
+		latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
+		if (owner >= 0) {
+			memset(l->sharers, 0, sizeof(l->sharers));
+			sharer_set(l, (uint32_t)owner);
+		}
+		sharer_set(l, id);
+		l->owner = LINE_SHARED;
+	} else {
+		if (owner >= 0)
+			latency = lat(s, id, (uint32_t)owner);
+		else if (owner == LINE_SHARED)
+			latency = s->home_ps > sharers_farthest(s, l, id) ? s->home_ps
+									  : sharers_farthest(s, l, id);
+		else
+			latency = s->home_ps;
+		memset(l->sharers, 0, sizeof(l->sharers));
+		/* Far atomics run at the home node: afterwards no L1 holds the line. */
+		l->owner = rmw && s->far ? LINE_HOME : (int32_t)id;
+	}
+	start = t > l->busy_until ? t : l->busy_until;
+	l->busy_until = start + (uint64_t)((double)latency * s->occupancy);
+	s->st.misses++;
+	return start + latency + (rmw ? s->atomic_ps : 0);
+}
+
+/* ---- scheduling ---------------------------------------------------------------------------- */
+
+static void switch_to(struct sim *s, struct sim_cpu *from, struct sim_cpu *to)
+{
+	s->st.switches++;
+	s->cur = to;
+	to->state = CPU_RUNNING;
+	sim_ctx_switch(&from->ctx, &to->ctx);
+	/* Back on from's stack: whoever switched here has set s->cur = from. */
+}
+
+static void to_main(struct sim *s, struct sim_cpu *from)
+{
+	s->cur = NULL;
+	sim_ctx_switch(&from->ctx, &s->main_ctx);
+}
+
+static void hang(struct sim *s, const char *fmt_cause, uint32_t cpu)
+{
+	size_t off;
+
+	if (s->hung)
+		return;
+	s->hung = true;
+	off = (size_t)snprintf(s->why, sizeof(s->why), "no progress (virtual watchdog %.3f ms): ",
+			       (double)s->watchdog / 1e9);
+	off += (size_t)snprintf(s->why + off, sizeof(s->why) - off, fmt_cause, cpu);
+	for (uint32_t i = 0; i < s->ncpus && off < sizeof(s->why); i++) {
+		struct sim_cpu *x = &s->cpus[i];
+		const char *st = x->state == CPU_DONE	 ? "finished"
+				 : x->state == CPU_PARKED ? "waiting on a line"
+							  : "running";
+		off += (size_t)snprintf(s->why + off, sizeof(s->why) - off, "; cpu%u %s at %.3f us",
+					i, st, (double)x->clock / 1e6);
+	}
+}
+
+/* Wake the CPUs sleeping on a word the device has changed. */
+static void device_wakeups(struct sim *s, uint64_t now)
+{
+	uint64_t p;
+
+	if (!s->agent || !s->agent->progress)
+		return;
+	p = s->agent->progress(s->agent->arg);
+	if (p == s->agent_progress)
+		return;
+	s->agent_progress = p;
+	for (uint32_t i = 0; i < s->ncpus; i++) {
+		struct sim_cpu *x = &s->cpus[i];
+		uint64_t v;
+		if (x->state != CPU_PARKED || !x->watch_size)
+			continue;
+		v = x->watch_size == 4 ? *(volatile const uint32_t *)x->watch
+				       : *(volatile const uint64_t *)x->watch;
+		if (v == x->watch_val)
+			continue;
+		struct sim_line *l = line_of(s, x->watch);
+		uint32_t *link = &l->waiters;
+		while (*link && *link != i + 1)
+			link = &s->cpus[*link - 1].next_waiter;
+		if (*link)
+			*link = x->next_waiter;
+		l->owner = LINE_DEVICE;
+		memset(l->sharers, 0, sizeof(l->sharers));
+		x->clock = x->clock > now ? x->clock : now;
+		x->state = CPU_RUNNABLE;
+		heap_push(s, x->clock, i);
+	}
+}
+
+static void run_agent(struct sim *s, uint64_t due)
+{
+	s->in_agent = true;
+	s->agent_now = due;
+	s->agent->advance(s->agent->arg);
+	s->in_agent = false;
+	device_wakeups(s, due);
+}
+
+static inline uint64_t agent_due(const struct sim *s)
+{
+	return s->agent ? due_to_ps(s->agent->next_due(s->agent->arg)) : NEVER;
+}
+
+/*
+ * me (running, or parked/done when !me_runnable) gives way to whatever comes first: the
+ * device when it is due no later than every CPU, else the earliest CPU. Returns when me is
+ * the earliest again (never, when me is parked for good or done).
+ */
+static void schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
+{
+	for (;;) {
+		uint64_t due = agent_due(s);
+		uint64_t first = me_runnable ? me->clock : NEVER;
+		if (s->heap_n && s->heap[0].clock < first)
+			first = s->heap[0].clock;
+		if (due != NEVER && due <= first) {
+			run_agent(s, due);
+			continue;
+		}
+		if (s->hung || s->failed) {
+			to_main(s, me);
+			continue; /* never resumed */
+		}
+		if (me_runnable && (!s->heap_n || !ent_less(s->heap[0],
+							  (struct heap_ent){ me->clock, me->id }))) {
+			return;
+		}
+		if (!s->heap_n) {
+			if (s->n_live)
+				hang(s, "every CPU left (%u) waits on a line nobody will write", s->n_live);
+			to_main(s, me);
+			continue;
+		}
+		struct heap_ent next = heap_pop(s);
+		if (next.id == me->id) { /* woken by the device while parking */
+			me->state = CPU_RUNNING;
+			return;
+		}
+		if (me_runnable) {
+			heap_push(s, me->clock, me->id);
+			me->state = CPU_RUNNABLE;
+		}
+		switch_to(s, me, &s->cpus[next.id]);
+		device_wakeups(s, me->clock);
+		return;
+	}
+}
+
+/* The common fast path: still the earliest and the device not due? Carry on. */
+static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
+{
+	if (me->clock > me->deadline)
+		hang(s, "cpu%u made no progress", me->id);
+	if ((!s->heap_n || !ent_less(s->heap[0], (struct heap_ent){ me->clock, me->id })) &&
+	    agent_due(s) > me->clock && !s->hung)
+		return;
+	schedule(s, me, true);
+}
+
+static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, uint64_t seen)
+{
+	struct sim_line *l = line_of(s, p);
+
+	me->watch = p;
+	me->watch_size = size;
+	me->watch_val = seen;
+	me->next_waiter = l->waiters;
+	l->waiters = me->id + 1;
+	me->state = CPU_PARKED;
+	s->st.parks++;
+	s->st.lab_ops++;
+	schedule(s, me, false);
+	me->watch = NULL;
+}
+
+/* A write to p's line took effect at now: every CPU sleeping on the line wakes to reload. */
+static void wake_line(struct sim *s, struct sim_line *l, uint64_t now)
+{
+	uint32_t w = l->waiters;
+
+	l->waiters = 0;
+	while (w) {
+		struct sim_cpu *x = &s->cpus[w - 1];
+		w = x->next_waiter;
+		x->next_waiter = 0;
+		x->clock = x->clock > now ? x->clock : now;
+		x->state = CPU_RUNNABLE;
+		heap_push(s, x->clock, x->id);
+	}
+}
+
+/* ---- what sim-built plugins call (lab.h, LAB_ENGINE_SIM) ------------------------------------ */
+
+static inline struct sim_cpu *running(struct sim *s)
+{
+	return s->cur;
+}
+
+uint64_t lab_sim_now(const struct lab_cpu *c)
+{
+	(void)c;
+	return running(cur_sim)->clock / PS_PER_NS;
+}
+
+void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
+{
+	struct sim *s = cur_sim;
+	struct sim_cpu *me = running(s);
+
+	(void)c;
+	me->clock += ns * PS_PER_NS;
+	s->st.lab_ops++;
+	maybe_yield(s, me);
+}
+
+void lab_sim_fence(int o)
+{
+	struct sim *s = cur_sim;
+
+	(void)o;
+	/* Local: priced now, ordered by the next shared access's own turn. */
+	running(s)->clock += s->op_ps;
+	s->st.lab_ops++;
+}
+
+void lab_sim_spin_wait(struct lab_cpu *c, const void *watched)
+{
+	struct sim *s = cur_sim;
+	struct sim_cpu *me = running(s);
+
+	(void)c;
+	if (!watched) {
+		me->clock += s->poll_ps;
+		s->st.lab_ops++;
+		maybe_yield(s, me);
+		return;
+	}
+	maybe_yield(s, me);
+	park(s, me, watched, 0, 0);
+}
+
+void lab_sim_park32(struct lab_cpu *c, const uint32_t *p, uint32_t seen)
+{
+	struct sim *s = cur_sim;
+
+	(void)c;
+	park(s, running(s), p, 4, seen);
+}
+
+void lab_sim_park64(struct lab_cpu *c, const uint64_t *p, uint64_t seen)
+{
+	struct sim *s = cur_sim;
+
+	(void)c;
+	park(s, running(s), p, 8, seen);
+}
+
+/* Take the turn, price the access, wait for its completion to be the earliest event. */
+static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, const void *p,
+					    enum access kind)
+{
+	struct sim_line *l;
+	uint64_t gen;
+
+	maybe_yield(s, me);
+	l = line_of(s, p);
+	me->clock = mem_access(s, me, l, kind);
+	s->st.lab_ops++;
+	gen = s->lines_gen;
+	maybe_yield(s, me);
+	return gen == s->lines_gen ? l : line_of(s, p);
+}
+
+static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_line *l)
+{
+	me->deadline = me->clock + s->watchdog;
+	if (l->waiters)
+		wake_line(s, l, me->clock);
+}
+
+#define SIM_DEFINE_ACCESS(bits)                                                                    \
+	uint##bits##_t lab_sim_load##bits(const uint##bits##_t *p, int o)                          \
+	{                                                                                          \
+		struct sim *s = cur_sim;                                                           \
+		(void)o;                                                                           \
+		access_begin(s, running(s), p, ACC_LOAD);                                          \
+		return *(volatile const uint##bits##_t *)p;                                        \
+	}                                                                                          \
+	void lab_sim_store##bits(uint##bits##_t *p, uint##bits##_t v, int o)                       \
+	{                                                                                          \
+		struct sim *s = cur_sim;                                                           \
+		struct sim_cpu *me = running(s);                                                   \
+		struct sim_line *l = access_begin(s, me, p, ACC_STORE);                            \
+		(void)o;                                                                           \
+		*(volatile uint##bits##_t *)p = v;                                                 \
+		access_wrote(s, me, l);                                                            \
+	}                                                                                          \
+	uint##bits##_t lab_sim_rmw##bits(uint##bits##_t *p, int op, uint##bits##_t a,              \
+					 uint##bits##_t b, int o)                                  \
+	{                                                                                          \
+		struct sim *s = cur_sim;                                                           \
+		struct sim_cpu *me = running(s);                                                   \
+		struct sim_line *l = access_begin(s, me, p, ACC_RMW);                              \
+		uint##bits##_t old = *p, v;                                                        \
+		(void)o;                                                                           \
+		switch (op) {                                                                      \
+		case LAB_SIM_CAS:                                                                  \
+			v = old == a ? b : old;                                                    \
+			break;                                                                     \
+		case LAB_SIM_XCHG:                                                                 \
+			v = a;                                                                     \
+			break;                                                                     \
+		case LAB_SIM_ADD:                                                                  \
+			v = (uint##bits##_t)(old + a);                                             \
+			break;                                                                     \
+		case LAB_SIM_SUB:                                                                  \
+			v = (uint##bits##_t)(old - a);                                             \
+			break;                                                                     \
+		case LAB_SIM_AND:                                                                  \
+			v = old & a;                                                               \
+			break;                                                                     \
+		case LAB_SIM_ANDNOT:                                                               \
+			v = old & (uint##bits##_t)~a;                                              \
+			break;                                                                     \
+		case LAB_SIM_OR:                                                                   \
+			v = old | a;                                                               \
+			break;                                                                     \
+		default:                                                                           \
+			v = old ^ a;                                                               \
+			break;                                                                     \
+		}                                                                                  \
+		*p = v;                                                                            \
+		if (op != LAB_SIM_CAS || old == a)                                                 \
+			access_wrote(s, me, l);                                                    \
+		return old;                                                                        \
+	}
+
+SIM_DEFINE_ACCESS(32)
+SIM_DEFINE_ACCESS(64)
+
+/* ---- the virtual clock seen by natively built host code ------------------------------------- */
+
+static uint64_t sim_clock_now(const struct lab_clock *clk)
+{
+	struct sim *s = cur_sim;
+
+	(void)clk;
+	if (!s)
+		return 0;
+	if (s->in_agent)
+		return s->agent_now / PS_PER_NS;
+	return s->cur ? s->cur->clock / PS_PER_NS : 0;
+}
+
+static void sim_clock_delay(struct lab_cpu *c, uint64_t ns)
+{
+	lab_sim_delay(c, ns);
+}
+
+/* ---- the CPUs' loop (native.c's worker_loop, in virtual time) ------------------------------- */
+
+static void cpu_main(void *arg)
+{
+	struct sim_cpu *me = arg;
+	struct sim *s = me->sim;
+	const struct native_job *job = s->job;
+	struct lab_cpu *c = me->c;
+	bool measuring = job->ops_per_cpu > 0;
+	uint64_t n = 0;
+
+	me->t_measure = me->clock;
+	for (;;) {
+		if (!job->ops_per_cpu) {
+			if (me->clock >= s->t_stop)
+				break;
+			if (!measuring && me->clock >= s->t_measure) {
+				measuring = true;
+				host_cpu_reset_events(c, job->counters, job->n_counters);
+				for (uint32_t m = 0; m < job->n_metrics; m++)
+					hist_reset(&me->res->hists[m]);
+				me->t_measure = me->clock;
+			}
+		}
+		int rc = job->op(job->arg, c, me->res->hists, measuring);
+		me->deadline = me->clock + s->watchdog;
+		if (rc) {
+			s->failed = true;
+			break;
+		}
+		if (measuring)
+			me->res->ops++;
+		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
+			break;
+	}
+	me->t_stop = me->clock;
+	me->state = CPU_DONE;
+	s->n_live--;
+	schedule(s, me, false);
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+static int build_latencies(struct sim *s, const struct sim_machine *m,
+			   const struct sim_topology *topo)
+{
+	uint32_t n = s->ncpus;
+
+	s->lat_ps = malloc(sizeof(*s->lat_ps) * n * n);
+	if (!s->lat_ps)
+		return -ENOMEM;
+	for (uint32_t a = 0; a < n; a++) {
+		for (uint32_t b = 0; b < n; b++) {
+			double ns = m->line_ns;
+			if (a == b)
+				ns = 0;
+			else if (topo && topo->n && a / topo->n == b / topo->n)
+				ns = topo->lat[(a % topo->n) * topo->n + b % topo->n];
+			else if (topo && topo->n)
+				ns = topo->max;
+			s->lat_ps[(size_t)a * n + b] = (uint32_t)ns_to_ps(ns);
+		}
+	}
+	return 0;
+}
+
+static void sim_free(struct sim *s)
+{
+	if (!s)
+		return;
+	for (uint32_t i = 0; s->cpus && i < s->ncpus; i++)
+		sim_ctx_free(&s->cpus[i].ctx);
+	free(s->cpus);
+	free(s->heap);
+	free(s->lines);
+	free(s->lat_ps);
+	free(s);
+}
+
+int sim_run(const struct native_job *job, const struct sim_machine *m,
+	    const struct sim_topology *topo, const struct sim_agent *agent,
+	    struct native_result *res, struct sim_stats *stats)
+{
+	uint32_t ncpus = host_env_ncpus(job->env);
+	struct lab_clock *clk = (struct lab_clock *)host_env_clock(job->env);
+	struct lab_clock saved = *clk;
+	struct timespec h0, h1;
+	struct sim *s;
+	int rc = -ENOMEM;
+
+	memset(res, 0, sizeof(*res));
+	if (!ncpus || ncpus > SIM_MAX_CPUS)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->job = job;
+	s->ncpus = ncpus;
+	s->local_ps = ns_to_ps(m->local_ns);
+	s->atomic_ps = ns_to_ps(m->atomic_ns);
+	s->op_ps = ns_to_ps(m->op_ns);
+	s->home_ps = ns_to_ps(m->home_ns);
+	s->poll_ps = ns_to_ps(m->poll_ns > 0 ? m->poll_ns : 1);
+	s->occupancy = m->occupancy;
+	s->far = m->atomic == SIM_ATOMIC_FAR;
+	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
+	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
+	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
+	s->watchdog = job->watchdog_ns ? job->watchdog_ns * PS_PER_NS : NEVER / 2;
+	s->n_live = ncpus;
+	s->cpus = calloc(ncpus, sizeof(*s->cpus));
+	s->heap = calloc(ncpus, sizeof(*s->heap));
+	res->cpus = calloc(ncpus, sizeof(*res->cpus));
+	if (!s->cpus || !s->heap || !res->cpus || build_latencies(s, m, topo) ||
+	    lines_alloc(s, LINES_MIN_BITS))
+		goto out;
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct sim_cpu *x = &s->cpus[i];
+		res->cpus[i].hists = malloc(sizeof(struct hist) * (job->n_metrics ? job->n_metrics : 1));
+		if (!res->cpus[i].hists)
+			goto out;
+		for (uint32_t k = 0; k < job->n_metrics; k++)
+			hist_reset(&res->cpus[i].hists[k]);
+		x->sim = s;
+		x->id = i;
+		x->c = host_env_cpu(job->env, i);
+		x->res = &res->cpus[i];
+		x->deadline = s->watchdog;
+		rc = sim_ctx_make(&x->ctx, STACK_SIZE, cpu_main, x);
+		if (rc)
+			goto out;
+		heap_push(s, 0, i);
+	}
+	if (s->agent && s->agent->progress)
+		s->agent_progress = s->agent->progress(s->agent->arg);
+
+	/* From here on host code reads (and spends) virtual time. */
+	clk->source = LAB_CLOCK_SIM;
+	clk->base = 0;
+	clk->ns_per_tick = 1.0;
+	clk->sim_now = sim_clock_now;
+	clk->sim_delay = sim_clock_delay;
+	cur_sim = s;
+	clock_gettime(CLOCK_MONOTONIC, &h0);
+	struct heap_ent first = heap_pop(s);
+	s->cur = &s->cpus[first.id];
+	s->cur->state = CPU_RUNNING;
+	sim_ctx_switch(&s->main_ctx, &s->cur->ctx);
+	clock_gettime(CLOCK_MONOTONIC, &h1);
+	cur_sim = NULL;
+	*clk = saved;
+
+	res->hung = s->hung;
+	res->op_failed = s->failed;
+	snprintf(res->why, sizeof(res->why), "%s", s->why);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		struct sim_cpu *x = &s->cpus[i];
+		uint64_t stop = x->state == CPU_DONE ? x->t_stop : x->clock;
+		res->cpus[i].window_ns = stop > x->t_measure ? (stop - x->t_measure) / PS_PER_NS : 0;
+		double sec = (double)res->cpus[i].window_ns / 1e9;
+		if (sec > res->measured_s)
+			res->measured_s = sec;
+		if (x->clock > s->st.end_ns)
+			s->st.end_ns = x->clock;
+	}
+	s->st.end_ns /= PS_PER_NS;
+	s->st.host_s = (double)(h1.tv_sec - h0.tv_sec) + (double)(h1.tv_nsec - h0.tv_nsec) / 1e9;
+	if (stats)
+		*stats = s->st;
+	rc = 0;
+out:
+	sim_free(s);
+	if (rc)
+		native_result_free(res, ncpus);
+	return rc;
+}

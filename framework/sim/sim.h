@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim -- the sim engine: a deterministic discrete-event simulation of an N-CPU machine on
+ * one host thread, running the same workload and (sim-built) plugin code as the native
+ * engine.
+ *
+ * Virtual CPUs are coroutines (ctx.h). Each has its own virtual clock; the CPU with the
+ * earliest clock runs (ties: lowest id), so every shared-memory operation happens in
+ * virtual-time order and a run is a pure function of its inputs. Every lab.h operation of a
+ * sim-built plugin (lab.h, LAB_ENGINE_SIM) is priced by the memory model (sim_mem.c) and is a
+ * point where the CPU may be switched out; it takes effect at its completion time.
+ *
+ * Memory model, per 64-byte line: an owner (a CPU holding it exclusive, the home node, or
+ * the device) and a set of sharers. A hit costs local_ns (atomic_ns for a read-modify-write);
+ * a miss costs the transfer latency between the requester and the line's holder (the
+ * topology matrix, or line_ns), after the line has finished serving the transfers queued
+ * before it: each transfer occupies the line for occupancy x latency (a busy line queues
+ * requesters). Atomics are "near" (the line moves to the requester, x86) or "far" (executed
+ * at the line's home, Arm LSE; the line leaves every L1). A CPU in LAB_COND_LOAD* sleeps on
+ * the watched line and is woken, at the writer's completion time, by any write to it; a
+ * lab_spin_wait(c, NULL) (an MMIO poll) moves its clock by poll_ns.
+ *
+ * The device model is an agent: the engine runs it at its next due time, before any CPU
+ * whose clock is later, and wakes CPUs sleeping on words it changed (MSI writes, consumed
+ * ring slots); their reload pays home_ns.
+ */
+#ifndef IOMMULAB_SIM_H
+#define IOMMULAB_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iommulab/plugin.h>
+
+#include "engine/native.h"
+
+#define SIM_MAX_CPUS 256
+
+enum sim_atomic { SIM_ATOMIC_NEAR = 0, SIM_ATOMIC_FAR };
+
+/* [machine]: the simulated machine. Times in ns (doubles: measured latencies are fractional). */
+struct sim_machine {
+	char *topology;		/* core-to-core CSV (lower-triangular), "" for uniform line_ns */
+	double line_ns;		/* core-to-core transfer without a topology */
+	double home_ns;		/* transfer from the line's home (LLC / home node), or the device */
+	double local_ns;	/* load or store hitting the own cache */
+	double atomic_ns;	/* read-modify-write on an owned line (or at the home, far) */
+	double op_ns;		/* added to every lab.h operation (the instructions around it) */
+	double occupancy;	/* fraction of a transfer during which the line serves nobody else */
+	int atomic;		/* enum sim_atomic */
+	double poll_ns;		/* one iteration of lab_spin_wait(c, NULL) (an MMIO register poll) */
+};
+
+/* The [machine] keys (struct lab_param, offsets into struct sim_machine). */
+extern const struct lab_param sim_machine_params[];
+extern const size_t sim_machine_n_params;
+
+/* Fill m with the defaults of sim_machine_params. */
+void sim_machine_defaults(struct sim_machine *m);
+
+/*
+ * A latency matrix: lat[i * n + j], ns, symmetric, 0 on the diagonal. CPUs beyond n are
+ * mapped to core (cpu % n) of another copy of the machine; between copies the transfer
+ * costs the matrix's maximum (a second socket's worth, no better measurement at hand).
+ */
+struct sim_topology {
+	uint32_t n;
+	double *lat;
+	double max, median;
+};
+
+/* Load a lower-triangular CSV (line i: latencies between core i and cores 0..i-1; lines
+ * starting with '#' are comments). 0 or -errno with "file:line: reason" in err. */
+int sim_topology_load(const char *path, struct sim_topology *t, char *err, size_t err_len);
+void sim_topology_free(struct sim_topology *t);
+
+/* The device (or any other agent) as the engine sees it. */
+struct sim_agent {
+	/* Virtual ns of its next action; UINT64_MAX when it has nothing to do. */
+	uint64_t (*next_due)(void *arg);
+	/* Act now (the clock reads the agent's due time). */
+	void (*advance)(void *arg);
+	/* A count that changes whenever it may have written memory (consumed commands). */
+	uint64_t (*progress)(void *arg);
+	void *arg;
+};
+
+/* What the engine measured about itself. */
+struct sim_stats {
+	uint64_t lab_ops;	/* lab.h operations simulated (loads, stores, rmws, fences, delays, waits) */
+	uint64_t switches;	/* coroutine switches */
+	uint64_t parks;		/* CPUs put to sleep on a line */
+	uint64_t misses;	/* line transfers */
+	uint64_t end_ns;	/* virtual time at the end */
+	double host_s;		/* host seconds spent */
+};
+
+/*
+ * Run job on a simulated machine: the same job and result as native_run (warm-up and
+ * duration in virtual time; job->watchdog_ns is virtual too). The env's clock is switched to
+ * the virtual clock for the run (so host code and the device read virtual time). topo may be
+ * NULL (uniform line_ns). agent may be NULL. 0 or -errno.
+ */
+int sim_run(const struct native_job *job, const struct sim_machine *m,
+	    const struct sim_topology *topo, const struct sim_agent *agent,
+	    struct native_result *res, struct sim_stats *stats);
+
+/*
+ * The sim build of a loaded plugin: the file next to it called <stem>.sim.so, opened once
+ * and kept for the life of the process. NULL with err when there is none or it disagrees
+ * with the native one (name, kind, config size).
+ */
+const struct lab_plugin *sim_plugin_twin(const struct lab_plugin *native, char *err,
+					 size_t err_len);
+
+#endif /* IOMMULAB_SIM_H */

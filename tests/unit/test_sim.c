@@ -1,0 +1,417 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sim engine: coroutine switching, the scheduler's order, the memory model's prices,
+ * sleeping spin-waits, determinism, a whole cmdq trial on virtual CPUs, and its speed.
+ *
+ * This file is built against the sim binding of lab.h, as a sim plugin is, so the test ops
+ * below are what a plugin's code becomes under the sim.
+ */
+#define LAB_ENGINE_SIM 1
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/host.h"
+#include "run/trial_run.h"
+#include "sim/ctx.h"
+#include "sim/sim.h"
+#include "sim/sim_trial.h"
+
+/* ---- ctx ---------------------------------------------------------------------------------- */
+
+static struct sim_ctx main_ctx, co_ctx;
+static int co_steps;
+
+static void co_fn(void *arg)
+{
+	int *v = arg;
+	for (;;) {
+		co_steps += *v;
+		sim_ctx_switch(&co_ctx, &main_ctx);
+	}
+}
+
+Test(sim_ctx, ping_pong, .timeout = 10)
+{
+	int step = 3;
+
+	cr_assert_eq(sim_ctx_make(&co_ctx, 64 << 10, co_fn, &step), 0);
+	for (int i = 0; i < 1000; i++)
+		sim_ctx_switch(&main_ctx, &co_ctx);
+	cr_assert_eq(co_steps, 3000);
+	sim_ctx_free(&co_ctx);
+}
+
+/* ---- a small harness: one op function, N virtual CPUs ------------------------------------ */
+
+struct shared {
+	uint32_t counter LAB_CACHE_ALIGNED;
+	uint32_t plain;
+	struct lab_spinlock lock LAB_CACHE_ALIGNED;
+	uint32_t flag LAB_CACHE_ALIGNED;
+	uint32_t own[SIM_MAX_CPUS * 16] LAB_CACHE_ALIGNED; /* one line per CPU */
+	uint64_t log_t[4096];
+	uint32_t log_n;
+	uint64_t max_hold;
+};
+
+static struct shared *sh;
+
+static int op_add(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint64_t t0 = lab_now(c);
+	(void)arg;
+	lab_fetch_add32(&sh->counter, 1, LAB_RELAXED);
+	if (measuring)
+		hist_record(&h[0], lab_now(c) - t0);
+	return 0;
+}
+
+static int op_cas(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint64_t t0 = lab_now(c);
+	uint32_t v = lab_load32(&sh->counter, LAB_RELAXED), old;
+	(void)arg;
+	while ((old = lab_cas32(&sh->counter, v, v + 1, LAB_RELAXED)) != v)
+		v = old;
+	if (measuring)
+		hist_record(&h[0], lab_now(c) - t0);
+	return 0;
+}
+
+static int op_ticket(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint64_t t0 = lab_now(c);
+	(void)arg;
+	lab_spin_lock(c, &sh->lock);
+	/* Mutual exclusion: a plain read-modify-write across a delay would lose updates. */
+	uint32_t v = sh->plain;
+	lab_delay_ns(c, 10);
+	sh->plain = v + 1;
+	lab_spin_unlock(&sh->lock);
+	if (measuring)
+		hist_record(&h[0], lab_now(c) - t0);
+	lab_count(c, 0, 1);
+	return 0;
+}
+
+static int op_private(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_store32(&sh->own[c->id * 16], lab_load32(&sh->own[c->id * 16], LAB_RELAXED) + 1,
+		    LAB_RELAXED);
+	return 0;
+}
+
+/* Records every CPU's clock at each op: the sim must run them in time order. */
+static int op_log(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_delay_ns(c, 7 + 13 * c->id);
+	if (sh->log_n < LAB_ARRAY_SIZE(sh->log_t))
+		sh->log_t[sh->log_n++] = lab_now(c);
+	return 0;
+}
+
+/* CPU 0 and 1 hand a token back and forth: one line transfer per hand-off. */
+static int op_ping(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint32_t v;
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	LAB_COND_LOAD32(c, &sh->flag, v, (v & 1) == c->id, LAB_ACQUIRE);
+	lab_store32(&sh->flag, v + 1, LAB_RELEASE);
+	return 0;
+}
+
+static const struct lab_counter test_counters[] = {
+	{ "acquisitions", LAB_COUNTER_EVENTS, "lock acquisitions" },
+};
+
+struct run_out {
+	struct native_result res;
+	struct sim_stats st;
+	struct lat_summary lat;
+	uint64_t ops, count0;
+	int rc;
+};
+
+static void run(native_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t duration_ns,
+		const struct sim_machine *m, struct run_out *out)
+{
+	struct host_env *env = host_env_new(ncpus, 1, false);
+	struct hist all;
+
+	cr_assert_not_null(env);
+	memset(out, 0, sizeof(*out));
+	memset(sh, 0, sizeof(*sh));
+	struct native_job job = {
+		.env = env,
+		.n_metrics = 1,
+		.warmup_ns = duration_ns / 10,
+		.duration_ns = duration_ns,
+		.ops_per_cpu = ops_per_cpu,
+		.watchdog_ns = 100000000,
+		.op = op,
+		.counters = test_counters,
+		.n_counters = 1,
+	};
+	out->rc = sim_run(&job, m, NULL, NULL, &out->res, &out->st);
+	cr_assert_eq(out->rc, 0);
+	hist_reset(&all);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		hist_merge(&all, &out->res.cpus[i].hists[0]);
+		out->ops += out->res.cpus[i].ops;
+		out->count0 += host_env_cpu(env, i)->counters[0];
+	}
+	hist_summarize(&all, &out->lat);
+	native_result_free(&out->res, ncpus);
+	host_env_free(env);
+}
+
+static struct sim_machine mach;
+
+static void setup(void)
+{
+	sh = aligned_alloc(LAB_CACHE_LINE, sizeof(*sh));
+	cr_assert_not_null(sh);
+	sim_machine_defaults(&mach);
+}
+
+static void teardown(void)
+{
+	free(sh);
+}
+
+TestSuite(sim, .init = setup, .fini = teardown, .timeout = 60);
+
+Test(sim, atomic_add_is_atomic)
+{
+	struct run_out o;
+
+	run(op_add, 16, 1000, 0, &mach, &o);
+	cr_assert_eq(sh->counter, 16000);
+	cr_assert_eq(o.ops, 16000);
+}
+
+Test(sim, cas_loop_is_atomic)
+{
+	struct run_out o;
+
+	run(op_cas, 8, 500, 0, &mach, &o);
+	cr_assert_eq(sh->counter, 4000);
+}
+
+Test(sim, ticket_lock_excludes_and_waiters_sleep)
+{
+	struct run_out o;
+
+	run(op_ticket, 32, 100, 0, &mach, &o);
+	cr_assert_eq(sh->plain, 3200, "lost updates: %u", sh->plain);
+	cr_assert_eq(o.count0, 3200);
+	cr_assert_gt(o.st.parks, 0);
+}
+
+Test(sim, runs_cpus_in_virtual_time_order)
+{
+	struct run_out o;
+
+	run(op_log, 5, 200, 0, &mach, &o);
+	cr_assert_eq(sh->log_n, 1000);
+	for (uint32_t i = 1; i < sh->log_n; i++)
+		cr_assert_geq(sh->log_t[i], sh->log_t[i - 1], "event %u at %lu before %lu", i,
+			      (unsigned long)sh->log_t[i], (unsigned long)sh->log_t[i - 1]);
+}
+
+Test(sim, private_lines_cost_hits)
+{
+	struct run_out o;
+
+	/* A load and a store per op, each op_ns + local_ns; the first load costs home_ns and
+	 * brings the line exclusive, so every store hits. */
+	mach.op_ns = 1;
+	mach.local_ns = 2;
+	mach.home_ns = 40;
+	run(op_private, 1, 1000, 0, &mach, &o);
+	cr_assert_eq(o.st.end_ns, (1 + 40) + (1 + 2) + 999 * 6, "end %lu",
+		     (unsigned long)o.st.end_ns);
+	cr_assert_eq(o.st.misses, 1);
+}
+
+Test(sim, hand_off_costs_one_transfer_each_way)
+{
+	struct run_out o;
+
+	mach.op_ns = 0;
+	mach.local_ns = 0;
+	mach.line_ns = 100;
+	mach.home_ns = 100;
+	run(op_ping, 2, 500, 0, &mach, &o);
+	cr_assert_eq(sh->flag, 1000);
+	/* Each hand-off: the waiter's reload (100) + its store's ownership transfer (100). */
+	cr_assert(o.st.end_ns >= 1000 * 200 - 400 && o.st.end_ns <= 1000 * 200 + 400, "end %lu",
+		  (unsigned long)o.st.end_ns);
+	cr_assert_gt(o.st.parks, 100);
+}
+
+Test(sim, far_atomics_do_not_move_the_line)
+{
+	struct run_out near_o, far_o;
+
+	run(op_add, 8, 200, 0, &mach, &near_o);
+	mach.atomic = SIM_ATOMIC_FAR;
+	run(op_add, 8, 200, 0, &mach, &far_o);
+	cr_assert_eq(sh->counter, 1600);
+	cr_assert_neq(near_o.st.end_ns, far_o.st.end_ns);
+}
+
+Test(sim, same_inputs_same_numbers)
+{
+	struct run_out a, b;
+
+	run(op_ticket, 12, 0, 200000, &mach, &a);
+	uint32_t plain_a = sh->plain;
+	run(op_ticket, 12, 0, 200000, &mach, &b);
+	cr_assert_gt(a.ops, 100);
+	cr_assert_eq(a.ops, b.ops);
+	cr_assert_eq(plain_a, sh->plain);
+	cr_assert_eq(a.count0, b.count0);
+	cr_assert_eq(memcmp(&a.lat, &b.lat, sizeof(a.lat)), 0);
+	cr_assert_eq(a.st.lab_ops, b.st.lab_ops);
+	cr_assert_eq(a.st.switches, b.st.switches);
+	cr_assert_eq(a.st.end_ns, b.st.end_ns);
+}
+
+/* The benchmark of the speed budget (>= 10 M lab.h operations per host second). */
+Test(sim, speed)
+{
+	struct run_out o;
+
+	run(op_cas, 64, 0, 2000000, &mach, &o);
+	double rate = (double)o.st.lab_ops / o.st.host_s;
+	cr_log_info("sim speed: %lu lab.h ops in %.3f host s = %.1f M ops/s, %lu switches",
+		    (unsigned long)o.st.lab_ops, o.st.host_s, rate / 1e6,
+		    (unsigned long)o.st.switches);
+	fprintf(stderr, "sim speed (cas_add, 64 CPUs): %.1f M lab.h ops per host second\n",
+		rate / 1e6);
+	cr_assert_gt(rate, 1e6);
+}
+
+/* ---- topology -------------------------------------------------------------------------- */
+
+Test(sim_topology, loads_the_shipped_matrices)
+{
+	struct sim_topology t;
+	char err[256];
+	const char *files[] = { "configs/topologies/kunpeng920-64c.csv",
+				"configs/topologies/graviton2-64c.csv" };
+
+	for (size_t i = 0; i < 2; i++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/%s", TEST_SOURCE_ROOT, files[i]);
+		cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), 0, "%s", err);
+		cr_assert_eq(t.n, 64);
+		cr_assert_eq(t.lat[3 * 64 + 5], t.lat[5 * 64 + 3]);
+		cr_assert(t.median > 30 && t.median < 80, "median %f", t.median);
+		sim_topology_free(&t);
+	}
+}
+
+Test(sim_topology, refuses_garbage_with_file_and_line)
+{
+	struct sim_topology t;
+	char err[256];
+	char path[] = "/tmp/iommulab-topo-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	fputs("# test\n,,\n12.5,,\n1,abc,\n", f);
+	fclose(f);
+	cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, ":4: core 2 to core 1"), "%s", err);
+	unlink(path);
+}
+
+/* ---- a whole cmdq trial on virtual CPUs ----------------------------------------------------- */
+
+static const struct lab_plugin *load_native(const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/plugins/cmdq-%s.so", TEST_BUILD_ROOT, name);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(h, "%s", dlerror());
+	void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
+	lab_plugin_entry_fn entry;
+	cr_assert_not_null(sym);
+	memcpy(&entry, &sym, sizeof(entry));
+	return entry();
+}
+
+static void cmdq_cfg(struct scenario_cfg *cfg, uint64_t cpus)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->scenario.workload = WORKLOAD_CMDQ;
+	cfg->scenario.engine = ENGINE_SIM;
+	cfg->scenario.cpus = cpus;
+	cfg->scenario.duration_ms = 2;
+	cfg->scenario.warmup_ms = 0;
+	cfg->scenario.watchdog_ms = 1000;
+	cfg->smmu.queue_shift = 8;
+	cfg->smmu.msi = true;
+	cfg->smmu.device = DEVICE_THREAD; /* the sim must ignore it */
+	cfg->smmu.tlbi_va_ns = 40;
+	cfg->smmu.sync_ns = 500;
+	cfg->smmu.prod_write_ns = 50;
+	cfg->smmu.cons_read_ns = 100;
+	cfg->wl_cmdq.cmds_per_sync = 1;
+	cfg->wl_cmdq.think_ns = 1000;
+}
+
+Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
+{
+	struct scenario_cfg cfg;
+	struct trial_result a, b;
+	struct oracle_report o;
+	const struct lab_plugin *p = load_native("biglock");
+	char cfgbuf[256] = { 0 };
+
+	cmdq_cfg(&cfg, 8);
+	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	cr_assert_eq(trial_run(&req, &a, NULL), 0, "%s", a.error);
+	cr_assert_eq(a.status, TRIAL_OK, "%s", a.error);
+	cr_assert_str_eq(a.engine, "sim");
+	cr_assert_gt(a.ops, 100);
+	cr_assert_eq(trial_run(&req, &b, NULL), 0, "%s", b.error);
+	cr_assert_eq(a.ops, b.ops);
+	cr_assert_eq(memcmp(&a.metrics[0].lat, &b.metrics[0].lat, sizeof(a.metrics[0].lat)), 0);
+	cr_assert_eq(a.n_counters, b.n_counters);
+	for (uint32_t k = 0; k < a.n_counters; k++)
+		cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s", a.counters[k].name);
+
+	/* One CPU alone: a CMD_SYNC round trip is the device's service plus the MMIO costs. */
+	cmdq_cfg(&cfg, 1);
+	req.ops_per_cpu = 200;
+	req.oracle = true;
+	struct trial_result c;
+	memset(&c, 0, sizeof(c));
+	cr_assert_eq(trial_run(&req, &c, &o), 0, "%s", c.error);
+	cr_assert_eq(c.status, TRIAL_OK, "%s", c.error);
+	for (uint32_t k = 0; k < o.n_checks; k++)
+		cr_assert(o.checks[k].pass, "%s: %s", o.checks[k].name, o.checks[k].detail);
+	cr_log_info("1 cpu p50 %lu ns", (unsigned long)c.metrics[0].lat.p50);
+	cr_assert(c.metrics[0].lat.p50 >= 540 && c.metrics[0].lat.p50 < 1500, "p50 %lu",
+		  (unsigned long)c.metrics[0].lat.p50);
+}
