@@ -101,6 +101,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			       { "in_order", true, 0, "" },	 { "sync_complete", true, 0, "" },
 			       { "no_deadlock", true, 0, "" } };
 	const char *target = NULL;
+	const struct lab_plugin *d = NULL;
+	struct scenario_cfg base = { 0 }; /* its strings are freed at out */
 	char err[512];
 	void *pcfg = NULL;
 	int status = EXIT_USAGE;
@@ -138,14 +140,13 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 	}
-	const struct lab_plugin *d = lp->desc;
+	d = lp->desc;
 	if (d->kind != LAB_KIND_CMDQ) {
 		fprintf(stderr, "iommulab verify: %s is an %s plugin; verify checks cmdq plugins (the "
 			"iova conformance suite runs under meson test)\n", d->name,
 			plugin_kind_name(d->kind));
 		goto out;
 	}
-	struct scenario_cfg base;
 	pcfg = calloc(1, d->config_size ? d->config_size : 1);
 	if (!pcfg || defaults(&base, err, sizeof(err)) ||
 	    param_set_defaults(d->params, d->n_params, pcfg, err, sizeof(err))) {
@@ -203,6 +204,9 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	}
 	printf("%s\n", status == EXIT_OK ? "all checks passed" : "some checks FAILED");
 out:
+	scenario_cfg_free(&base);
+	if (pcfg)
+		param_free_strings(d->params, d->n_params, pcfg);
 	free(pcfg);
 	registry_free(&reg);
 	diag_clear(&diags);
