@@ -2,14 +2,15 @@
 # plugin_tutorial.sh -- the plugin author's tutorial, step by step, as a test, so the tutorial
 # cannot rot: install iommulab into a temporary prefix, copy the installed cmdq skeleton,
 # rename it, build it out of tree with the one documented command (pkg-config from that
-# prefix), `iommulab verify` it, run it next to the built-in plugins with --plugin-dir, find its
-# rows in trials.csv and its lines in the graphs; then build the iova template (nocache) with
+# prefix), `iommulab verify` it, run it in configs/cmdq-ways.ini next to the built-in plugins
+# with --plugin-dir, find its rows in trials.csv and its lines in the graphs, build its sim
+# variant and run that on the sim engine; then build the iova template (nocache) with
 # its Makefile and run it next to a built-in cache, and `make install` the new cmdq plugin so
 # iommulab finds it without flags.
 #
 # usage: plugin_tutorial.sh SOURCE_ROOT    (KEEP=1 keeps the temporary directory)
-# Deviations from the tutorial, both for speed only: the install uses a prefix of its own
-# (-Dtests=false), and the scenario copied from quickstart runs shorter trials, once each.
+# Deviations from the tutorial, all for speed only: the install uses a prefix of its own
+# (-Dtests=false), and the runs add --set options for shorter trials, once each.
 set -eu
 
 src=$(cd "$1" && pwd)
@@ -90,13 +91,13 @@ step "tutorial 3: verify"
 iommulab verify ./cmdq-mine.so || fail "iommulab verify ./cmdq-mine.so"
 
 step "tutorial 4: run it next to the built-in plugins"
-sed -e 's/^cmdq = .*/cmdq = null, biglock, mine/' \
-	-e 's/^duration_ms = .*/duration_ms = 200/' \
-	-e 's/^warmup_ms = .*/warmup_ms = 50/' \
-	-e 's/^repeats = .*/repeats = 1/' \
-	"$src/configs/quickstart.ini" >mine.ini
-grep -q '^cmdq = null, biglock, mine$' mine.ini || fail "no cmdq line in quickstart.ini"
-iommulab --plugin-dir . run mine.ini --out results || fail "iommulab run mine.ini"
+# The tutorial's command, plus three --set that make the trials short (this is a test).
+ways="$src/configs/cmdq-ways.ini"
+builtins=$(sed -n 's/^cmdq = //p' "$ways")
+[ -n "$builtins" ] || fail "no cmdq line in $ways"
+iommulab --plugin-dir . run "$ways" --set "plugins.cmdq=$builtins, mine" \
+	--set scenario.duration_ms=100 --set scenario.warmup_ms=20 --set scenario.repeats=1 \
+	--out results || fail "iommulab run cmdq-ways.ini"
 
 step "tutorial 5: its rows in trials.csv, its lines in the graphs"
 [ -f results/trials.csv ] || fail "no results/trials.csv"
@@ -108,6 +109,17 @@ if command -v gnuplot >/dev/null 2>&1; then
 	[ -s results/plots/throughput.png ] || fail "no results/plots/throughput.png"
 	grep -q mine results/plots/throughput.svg || fail "mine not in the throughput graph"
 fi
+
+step "tutorial 6: the same source built for the sim engine, run on virtual CPUs"
+set -x
+cc $(pkg-config --cflags iommulab) -O2 -DLAB_ENGINE_SIM -shared -fPIC -o cmdq-mine.sim.so mine.c
+set +x
+iommulab --plugin-dir . run "$ways" --set "plugins.cmdq=biglock, mine" --set scenario.engine=sim \
+	--set scenario.duration_ms=20 --set scenario.warmup_ms=5 --set scenario.repeats=1 \
+	--out results-sim || fail "iommulab run cmdq-ways.ini with engine = sim"
+rows=$(ok_rows results-sim/trials.csv mine)
+echo "trials.csv (sim): $rows ok rows for mine"
+[ "$rows" = 2 ] || fail "expected 2 ok sim rows for mine (cpus = 1, 2), got $rows"
 
 step "the iova template builds with its Makefile and runs next to a built-in cache"
 cp -r "$skeletondir/iova" "$work/iova"

@@ -6,6 +6,9 @@
  *
  *	cc $(pkg-config --cflags iommulab) -O2 -shared -fPIC -o cmdq-skeleton.so skeleton.c
  *
+ * and for the sim engine (engine = sim: virtual CPUs, same source) add -DLAB_ENGINE_SIM and
+ * name the output cmdq-skeleton.sim.so; the Makefile beside this file builds both.
+ *
  * (the file must be called cmdq-<name>.so where <name> is .name in the descriptor below), then
  * check it with `iommulab verify ./cmdq-skeleton.so` and race it against the built-in ones with
  * `iommulab --plugin-dir . run my-scenario.ini`.

@@ -8,6 +8,9 @@
  *
  *	cc $(pkg-config --cflags iommulab) -O2 -shared -fPIC -o iova-nocache.so nocache.c
  *
+ * and for the sim engine (engine = sim: virtual CPUs, same source) add -DLAB_ENGINE_SIM and
+ * name the output iova-nocache.sim.so; the Makefile beside this file builds both.
+ *
  * (the file must be called iova-<name>.so where <name> is .name in the descriptor below).
  *
  * What a real cache must keep from here: the size rounding (skel_round_size()), handing back
