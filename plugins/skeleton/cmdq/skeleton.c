@@ -14,7 +14,7 @@
  * `iommulab --plugin-dir . run my-scenario.ini`.
  *
  * The strategy: a ticket lock (FIFO, so no CPU starves) held across the whole command-list
- * insertion, as the pre-v5.4 driver's arm_smmu_cmdq_issue_cmdlist() did:
+ * insertion, as the driver's cmdq spinlock was before the v5.4 lock-free rework:
  *
  *	lock -> wait for room (read CONS) -> write the commands (+ CMD_SYNC) -> dma_wmb()
  *	     -> write PROD -> [wait for the CMD_SYNC] -> unlock
