@@ -188,6 +188,12 @@ static const struct lab_plugin *lookup(void *ctx, const char *name)
 	return p ? p->desc : NULL;
 }
 
+static const struct lab_plugin *lookup_at(void *ctx, size_t i)
+{
+	const struct plugin_registry *r = ctx;
+	return i < r->n ? r->v[i].desc : NULL;
+}
+
 int cmd_run(int argc, char **argv, struct cli_common *c)
 {
 	const char *path = NULL, *out = NULL;
@@ -223,7 +229,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	cli_load_plugins(c, &reg, &load_diags);
-	struct plugin_lookup pl = { .find = lookup, .ctx = &reg };
+	struct plugin_lookup pl = { .find = lookup, .ctx = &reg, .at = lookup_at };
 	s = scenario_load(path, sets, n_sets, &pl, &diags);
 	if (!s) {
 		cli_print_diags(&load_diags, "iommulab: warning: ");

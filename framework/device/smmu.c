@@ -318,7 +318,7 @@ static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod
 		goto out;
 	}
 	uint32_t back = q_dist(dev, prod, old);
-	if (back && back <= dev->nents) {
+	if (back && back < dev->nents) { /* a move of exactly nents is a full queue */
 		violation(dev, "PROD moved backwards: 0x%x -> 0x%x (CONS 0x%x)", old, prod,
 			  dev->cons);
 		goto out;
@@ -462,9 +462,11 @@ const char *smmu_error(const struct smmu_dev *dev)
 	return __atomic_load_n(&dev->failed, __ATOMIC_ACQUIRE) ? dev->error : NULL;
 }
 
-void smmu_get_stats(const struct smmu_dev *dev, struct smmu_stats *out)
+void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out)
 {
+	dev_lock(dev);
 	*out = dev->stats;
+	dev_unlock(dev);
 	out->cons_reads = __atomic_load_n(&dev->stats.cons_reads, __ATOMIC_RELAXED);
 }
 

@@ -77,7 +77,7 @@ struct smmu_stats {
 	uint64_t prod_writes;	/* MMIO writes of PROD */
 	uint64_t cons_reads;	/* MMIO reads of CONS */
 };
-void smmu_get_stats(const struct smmu_dev *dev, struct smmu_stats *out);
+void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out);
 
 /* Register values now (for reports). */
 uint32_t smmu_prod(const struct smmu_dev *dev);

@@ -94,10 +94,12 @@ static void worker_loop(struct worker *w)
 		int rc = job->op(job->arg, c, w->res->hists, measuring);
 		__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->last_progress, lab_now(c), __ATOMIC_RELAXED);
-		if (rc) {
+		if (rc < 0) {
 			__atomic_store_n(&w->run->failed, 1, __ATOMIC_RELAXED);
 			break;
 		}
+		if (rc > 0)
+			continue; /* idle: no op done */
 		if (measuring)
 			w->res->ops++;
 		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
@@ -213,8 +215,11 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct native_resu
 	uint64_t t_stop = t_measure + job->duration_ns;
 	uint64_t slice = 2000000; /* 2 ms: the watchdog's and the tick's resolution */
 
-	if (job->ops_per_cpu)
+	if (job->ops_per_cpu) {
+		if (job->on_measure)
+			job->on_measure(job->measure_arg);
 		__atomic_store_n(&run->state, RUN_MEASURE, __ATOMIC_RELEASE);
+	}
 	for (;;) {
 		uint64_t now = lab_clock_ns(clk);
 		if (all_done(run, ncpus))
@@ -225,8 +230,11 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct native_resu
 		}
 		if (!job->ops_per_cpu) {
 			uint32_t state = __atomic_load_n(&run->state, __ATOMIC_RELAXED);
-			if (state == RUN_WARMUP && now >= t_measure)
+			if (state == RUN_WARMUP && now >= t_measure) {
+				if (job->on_measure)
+					job->on_measure(job->measure_arg);
 				__atomic_store_n(&run->state, RUN_MEASURE, __ATOMIC_RELEASE);
+			}
 			else if (state == RUN_MEASURE && now >= t_stop)
 				__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
 		}
@@ -239,8 +247,6 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct native_resu
 			abandon(run, ncpus);
 			break;
 		}
-		if (job->poll)
-			job->poll(job->arg, now);
 		sleep_ns(slice);
 	}
 	if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED))

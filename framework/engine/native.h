@@ -17,8 +17,8 @@
 
 /*
  * One op of the workload on CPU c. Records its latencies into hists[0..n_metrics) when
- * measuring. Returns 0, or -errno to stop this CPU (the trial fails with the message the
- * workload keeps; the engine stops every CPU).
+ * measuring. Returns 0 (an op was done), 1 (nothing to do this time: not counted), or -errno
+ * to stop this CPU (the trial fails with the message the workload keeps; every CPU stops).
  */
 typedef int (*native_op_fn)(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
 
@@ -33,8 +33,10 @@ struct native_job {
 	void *arg;
 	const struct lab_counter *counters; /* the plugin's, reset at the end of warm-up */
 	uint32_t n_counters;
-	/* Called by the watchdog thread while waiting (e.g. the iova tick); may be NULL. */
-	void (*poll)(void *arg, uint64_t now_ns);
+	/* Called once by the supervising thread when measurement starts (e.g. to snapshot
+	 * device counters); may be NULL. */
+	void (*on_measure)(void *measure_arg);
+	void *measure_arg;
 };
 
 struct native_cpu_result {

@@ -7,6 +7,10 @@
  *
  * Library code: never prints. Errors go into err (NUL-terminated, at most err_len bytes) as a
  * sentence without file or section prefix, e.g. "70 not in [3, 20]"; callers add the location.
+ *
+ * Conventions: an INT/UINT/DOUBLE entry with min == max == 0 has no range beyond its type's.
+ * String fields of a config are either NULL or owned by it: param_set_defaults initialises a
+ * fresh config (it does not free what it overwrites), param_parse frees the string it replaces.
  */
 #ifndef IOMMULAB_PARAMS_H
 #define IOMMULAB_PARAMS_H
@@ -19,8 +23,18 @@
 /* The entry for key, or NULL. */
 const struct lab_param *param_find(const struct lab_param *table, size_t n, const char *key);
 
-/* The closest key (edit distance <= 2, or a prefix), or NULL: for "did you mean". */
+/*
+ * The closest key, or NULL: for "did you mean". A candidate qualifies by Levenshtein distance
+ * <= max(2, strlen(key) / 3), or (ranked after those) when key (3+ characters) is its prefix;
+ * the smallest distance wins, ties go to the earlier entry.
+ */
 const char *param_suggest(const struct lab_param *table, size_t n, const char *key);
+
+/* The same rule over a plain list of words (section names, plugin names). */
+const char *param_suggest_word(const char *const *words, size_t n, const char *key);
+
+/* Levenshtein distance; SIZE_MAX for words longer than 63 characters. */
+size_t param_edit_distance(const char *a, const char *b);
 
 /*
  * Parse text as p's type, check it against p's range/choices and store it into config at

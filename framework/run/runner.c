@@ -10,9 +10,48 @@
 
 #include "run/trial_run.h"
 
-/* Counters the host adds to every cmdq trial (see trial_run.c). */
-static const char *const host_cmdq_counters[] = { "dev_syncs", "dev_prod_writes",
-						  "dev_cons_reads", "harness_ns" };
+/* Counters the host adds (see trial_run.c): the device's, the slow path's, the harness's. */
+static const char *const host_device_counters[] = { "dev_syncs", "dev_prod_writes",
+						    "dev_cons_reads" };
+static const char *const host_iova_counters[] = { "tree_lock_wait_ns", "tree_ranges",
+						  "wl_alloc_failures" };
+
+/* One plugin combination a trial runs: a cmdq plugin, an iova plugin, or both (dma). */
+struct combo {
+	int cmdq; /* index into s->cmdq, or -1 */
+	int iova; /* index into s->iova, or -1 */
+	char label[128];
+};
+
+static bool uses_cmdq(const struct scenario *s)
+{
+	return s->base.scenario.workload != WORKLOAD_IOVA;
+}
+
+static bool uses_iova(const struct scenario *s)
+{
+	return s->base.scenario.workload != WORKLOAD_CMDQ;
+}
+
+/* cmdq: each cmdq plugin; iova: each iova plugin; dma: the cross product. */
+static struct combo *combos(const struct scenario *s, size_t *n)
+{
+	size_t nc = uses_cmdq(s) ? s->n_cmdq : 1, ni = uses_iova(s) ? s->n_iova : 1;
+	struct combo *v = calloc(nc * ni + 1, sizeof(*v));
+
+	*n = 0;
+	for (size_t c = 0; v && c < nc; c++)
+		for (size_t i = 0; i < ni; i++) {
+			struct combo *k = &v[(*n)++];
+			k->cmdq = uses_cmdq(s) ? (int)c : -1;
+			k->iova = uses_iova(s) ? (int)i : -1;
+			snprintf(k->label, sizeof(k->label), "%s%s%s",
+				 k->cmdq >= 0 ? s->cmdq[c].desc->name : "",
+				 k->cmdq >= 0 && k->iova >= 0 ? "+" : "",
+				 k->iova >= 0 ? s->iova[i].desc->name : "");
+		}
+	return v;
+}
 
 static double now_s(void)
 {
@@ -29,26 +68,11 @@ static void iso_now(char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%S%z", &tm);
 }
 
-/* The plugins a trial list iterates over for this workload. */
-static void trial_plugins(const struct scenario *s, const struct scenario_plugin **list,
-			  size_t *n)
-{
-	if (s->base.scenario.workload == WORKLOAD_IOVA) {
-		*list = s->iova;
-		*n = s->n_iova;
-	} else {
-		*list = s->cmdq;
-		*n = s->n_cmdq;
-	}
-}
-
 size_t runner_n_trials(const struct scenario *s)
 {
-	const struct scenario_plugin *list;
-	size_t n;
+	size_t nc = uses_cmdq(s) ? s->n_cmdq : 1, ni = uses_iova(s) ? s->n_iova : 1;
 
-	trial_plugins(s, &list, &n);
-	return scenario_n_points(s) * n * s->base.scenario.repeats;
+	return scenario_n_points(s) * nc * ni * s->base.scenario.repeats;
 }
 
 static int add_name(const char ***v, size_t *n, const char *name)
@@ -86,17 +110,35 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 		axes = nv;
 		axes[n_axes++] = name;
 	}
-	rc = rc ? rc : add_name(&metrics, &n_metrics, "op");
+	switch (s->base.scenario.workload) {
+	case WORKLOAD_CMDQ:
+		rc = rc ? rc : add_name(&metrics, &n_metrics, "op");
+		break;
+	case WORKLOAD_IOVA:
+		rc = rc ? rc : add_name(&metrics, &n_metrics, "alloc");
+		rc = rc ? rc : add_name(&metrics, &n_metrics, "free");
+		break;
+	default:
+		rc = rc ? rc : add_name(&metrics, &n_metrics, "map");
+		rc = rc ? rc : add_name(&metrics, &n_metrics, "unmap");
+	}
 	rc = rc ? rc : add_name(&phases, &n_phases, "other");
-	for (size_t i = 0; i < s->n_cmdq && !rc; i++) {
-		const struct lab_plugin *d = s->cmdq[i].desc;
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova && !rc; i++) {
+		bool cmdq = i < s->n_cmdq;
+		if ((cmdq && !uses_cmdq(s)) || (!cmdq && !uses_iova(s)))
+			continue;
+		const struct lab_plugin *d = cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
 		for (uint32_t p = 0; p < d->n_phases && !rc; p++)
 			rc = add_name(&phases, &n_phases, d->phases[p]);
 		for (uint32_t k = 0; k < d->n_counters && !rc; k++)
 			rc = add_name(&counters, &n_counters, d->counters[k].name);
 	}
-	for (size_t k = 0; k < LAB_ARRAY_SIZE(host_cmdq_counters) && !rc; k++)
-		rc = add_name(&counters, &n_counters, host_cmdq_counters[k]);
+	for (size_t k = 0; uses_cmdq(s) && k < LAB_ARRAY_SIZE(host_device_counters) && !rc; k++)
+		rc = add_name(&counters, &n_counters, host_device_counters[k]);
+	for (size_t k = 0; uses_iova(s) && k < LAB_ARRAY_SIZE(host_iova_counters) && !rc; k++)
+		rc = add_name(&counters, &n_counters, host_iova_counters[k]);
+	if (s->base.scenario.workload == WORKLOAD_CMDQ && !rc)
+		rc = add_name(&counters, &n_counters, "harness_ns");
 	l->axes = axes;
 	l->n_axes = n_axes;
 	l->metrics = metrics;
@@ -136,8 +178,8 @@ static void write_meta(struct results *r, struct results_meta *meta, const char 
 int runner_run(const struct scenario *s, const struct run_options *opt, struct run_report *rep,
 	       char *err, size_t err_len)
 {
-	const struct scenario_plugin *plugins;
-	size_t n_plugins, total = runner_n_trials(s), done = 0;
+	size_t n_combos, total = runner_n_trials(s), done = 0;
+	struct combo *combo = combos(s, &n_combos);
 	struct results_layout layout;
 	struct results_meta meta = { .name = s->base.scenario.name, .scenario_path = s->path };
 	char started[64];
@@ -146,9 +188,9 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 
 	memset(rep, 0, sizeof(*rep));
 	snprintf(rep->dir, sizeof(rep->dir), "%s", opt->out_dir);
-	trial_plugins(s, &plugins, &n_plugins);
-	rc = runner_layout(s, &layout);
+	rc = combo ? runner_layout(s, &layout) : -ENOMEM;
 	if (rc) {
+		free(combo);
 		snprintf(err, err_len, "out of memory");
 		return rc;
 	}
@@ -156,6 +198,7 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 	struct results *r = results_create(opt->out_dir, &layout, err, err_len);
 	if (!r) {
 		runner_layout_free(&layout);
+		free(combo);
 		return -EIO;
 	}
 	iso_now(started, sizeof(started));
@@ -168,8 +211,8 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 			snprintf(err, err_len, "cannot resolve sweep point %zu: %s", pt, strerror(-rc));
 			break;
 		}
-		for (size_t k = 0; k < n_plugins && !rep->interrupted; k++) {
-			size_t cfg_index = s->base.scenario.workload == WORKLOAD_IOVA ? s->n_cmdq + k : k;
+		for (size_t k = 0; k < n_combos && !rep->interrupted; k++) {
+			const struct combo *cb = &combo[k];
 			for (uint64_t rp = 0; rp < point.cfg.scenario.repeats; rp++) {
 				if (opt->stop && *opt->stop) {
 					rep->interrupted = true;
@@ -180,14 +223,18 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 				res.index = (uint32_t)done;
 				res.point = (uint32_t)pt;
 				res.repeat = (uint32_t)rp;
-				res.plugin = plugins[k].desc->name;
+				res.plugin = cb->label;
 				res.swept_values = (const char *const *)point.swept_values;
 				res.n_swept = (uint32_t)s->n_axes;
-				struct trial_request req = {
-					.cfg = &point.cfg,
-					.cmdq = plugins[k].desc,
-					.cmdq_config = point.plugin_cfgs[cfg_index],
-				};
+				struct trial_request req = { .cfg = &point.cfg };
+				if (cb->cmdq >= 0) {
+					req.cmdq = s->cmdq[cb->cmdq].desc;
+					req.cmdq_config = point.plugin_cfgs[cb->cmdq];
+				}
+				if (cb->iova >= 0) {
+					req.iova = s->iova[cb->iova].desc;
+					req.iova_config = point.plugin_cfgs[s->n_cmdq + (size_t)cb->iova];
+				}
 				trial_run(&req, &res, NULL);
 				if (results_append(r, &res) == 0)
 					rep->trials++;
@@ -210,5 +257,6 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 	write_meta(r, &meta, started, true, rep->interrupted);
 	results_close(r);
 	runner_layout_free(&layout);
+	free(combo);
 	return rc;
 }

@@ -20,6 +20,12 @@
 
 #include "util/diag.h"
 
+/*
+ * The longest line a scenario file may have: inih (r55, INI_MAX_LINE 200) reads lines into a
+ * 200-byte buffer and silently cuts anything longer, so longer lines are refused instead.
+ */
+#define SCENARIO_MAX_LINE 199
+
 enum workload_kind { WORKLOAD_CMDQ = 0, WORKLOAD_IOVA, WORKLOAD_DMA };
 enum engine_kind { ENGINE_NATIVE = 0, ENGINE_SIM };
 enum device_mode { DEVICE_INLINE = 0, DEVICE_THREAD };
@@ -57,10 +63,29 @@ struct scenario_wl_cmdq {
 };
 
 /* The framework's part of one resolved configuration. Plugin configs live beside it. */
+/* [workload.iova] (see framework/workload/iova_wl.h) */
+struct scenario_wl_iova {
+	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer */
+	uint64_t free_every;	/* remote-free: only every k-th CPU frees */
+	uint64_t depth;		/* outstanding ranges per CPU */
+	uint64_t min_pages, max_pages;
+	uint64_t dma_bits;	/* the device's DMA mask */
+	uint64_t think_ns;
+};
+
+/* [workload.dma] (see framework/workload/dma_wl.h) */
+struct scenario_wl_dma {
+	uint64_t pages;		/* granule: pages per mapping */
+	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
+	uint64_t dma_bits;
+};
+
 struct scenario_cfg {
 	struct scenario_main scenario;
 	struct scenario_smmu smmu;
 	struct scenario_wl_cmdq wl_cmdq;
+	struct scenario_wl_iova wl_iova;
+	struct scenario_wl_dma wl_dma;
 };
 
 /* One fixed section: its name, its table, and where its struct sits in scenario_cfg. */
@@ -70,15 +95,31 @@ struct scenario_section {
 	size_t n_params;
 	size_t offset; /* of the section's struct within struct scenario_cfg */
 	const char *help;
+	size_t size; /* of the section's struct (its tables' config_size) */
 };
 
 /* The fixed sections, for parsing and for `iommulab list --params`. */
 const struct scenario_section *scenario_sections(size_t *n);
 
-/* How the scenario finds the plugins it names (the loader's registry, or a test's table). */
+/* The fixed section called name ("smmu"), or NULL. */
+const struct scenario_section *scenario_find_section(const char *name);
+
+/* Deep-copy a framework configuration (its strings duplicated) / free its strings. 0 or -ENOMEM. */
+int scenario_cfg_copy(struct scenario_cfg *dst, const struct scenario_cfg *src);
+void scenario_cfg_free(struct scenario_cfg *cfg);
+
+/*
+ * How the scenario finds the plugins it names (the loader's registry, or a test's table).
+ * find is required; the others are optional (NULL) and make the answers better.
+ */
 struct plugin_lookup {
 	const struct lab_plugin *(*find)(void *ctx, const char *name);
 	void *ctx;
+	/* The plugin of this kind with this name. Names may repeat across kinds (cmdq-null.so and
+	 * iova-null.so), which find alone cannot tell apart; without it find's answer must match. */
+	const struct lab_plugin *(*find_kind)(void *ctx, uint32_t kind, const char *name);
+	/* The i-th known plugin (any kind), NULL past the last: the candidates for did-you-mean. */
+	const struct lab_plugin *(*at)(void *ctx, size_t i);
 };
 
 /* A plugin as the scenario uses it: which one, and its config at the base point. */
@@ -109,7 +150,14 @@ struct scenario {
 /*
  * Load path, apply sets ("section.key=value", later wins, checked like file values), validate.
  * On success returns the scenario and diags is empty. On any problem returns NULL with one
- * diagnostic per problem in diags (file:line where there is a line; "--set" otherwise).
+ * diagnostic per problem in diags (file:line where there is a line; "--set" otherwise), in
+ * line order, --set problems last.
+ *
+ * --set targets: "cpus=4" is scenario.cpus; "smmu.queue_shift=12", "workload.cmdq.think_ns=0",
+ * "plugin.mcs.batch=4" (a listed plugin), "plugins.cmdq=mcs, spinlock" (replaces the list),
+ * "sweep.cpus=1, 2, 4" (adds or replaces a sweep axis). A --set of a swept key also replaces
+ * that sweep axis by the single value given, so "--set cpus=4" runs only cpus = 4 even when
+ * the file sweeps cpus (the axis stays, with one value, so results still show the column).
  */
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags);
@@ -129,12 +177,18 @@ struct scenario_point {
 	struct scenario_cfg cfg;
 	void **plugin_cfgs;	/* n_cmdq + n_iova entries */
 	size_t n_plugin_cfgs;
-	char **swept_values;	/* the value of each axis at this point, as text */
+	char **swept_values;	/* the value of each axis at this point, as text (n_axes entries;
+				 * the array is the point's, the strings belong to the scenario) */
 };
 int scenario_point(const struct scenario *s, size_t i, struct scenario_point *out);
 void scenario_point_free(const struct scenario *s, struct scenario_point *p);
 
-/* Write the resolved scenario (every key, defaults included) as an INI file. 0 or -errno. */
+/*
+ * Write the resolved scenario (every key, defaults included, --set applied; [plugins], every
+ * [plugin.NAME] and [sweep]) as an INI file that scenario_load reads back to the same points.
+ * 0 or -errno: -EINVAL for a string value an INI line cannot hold (" ;", surrounding blanks),
+ * -E2BIG for a line over the loader's limit.
+ */
 int scenario_write_resolved(const struct scenario *s, const char *path);
 
 #endif /* IOMMULAB_SCENARIO_H */

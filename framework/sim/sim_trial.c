@@ -140,7 +140,7 @@ int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 		}
 	}
 	memset(&last_stats, 0, sizeof(last_stats));
-	rc = sim_run(job, &m, topo.n ? &topo : NULL, &agent, res, &last_stats);
+	rc = sim_run(job, &m, topo.n ? &topo : NULL, dev ? &agent : NULL, res, &last_stats);
 	sim_topology_free(&topo);
 	return rc;
 }

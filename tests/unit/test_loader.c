@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Loader refusals, via test-only plugins each broken in one way (tests/fixtures/loader). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "loader/loader.h"

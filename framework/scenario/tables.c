@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tables -- the framework's fixed scenario sections and their typed keys. A new section is a
+ * struct in scenario.h, a member of struct scenario_cfg, a table here and one SECTION() line.
+ */
+#include "scenario/scenario.h"
+
+#include <string.h>
+
+#include "params/params.h"
+
+/* The key is the member's name, so a table cannot drift from its struct. */
+#define P(st, member, type, def, lo, hi, choices, help)                                            \
+	{ #member, type, def, lo, hi, choices, help, offsetof(struct st, member) }
+#define SECTION(name, member, table, help)                                                         \
+	{ name, table, LAB_ARRAY_SIZE(table), offsetof(struct scenario_cfg, member), help,         \
+	  sizeof(((struct scenario_cfg *)0)->member) }
+
+#define NS_MAX 100000000 /* 100 ms: far beyond any real SMMU command, still a sane bound */
+
+static const char *const workload_choices[] = { "cmdq", "iova", "dma", NULL };
+static const char *const engine_choices[] = { "native", "sim", NULL };
+static const char *const oversubscribe_choices[] = { "refuse", "allow", NULL };
+static const char *const device_choices[] = { "inline", "thread", NULL };
+
+static const struct lab_param main_params[] = {
+	P(scenario_main, name, LAB_PARAM_STRING, "scenario", 0, 0, NULL,
+	  "results go to results/<name>-<time>/"),
+	P(scenario_main, workload, LAB_PARAM_ENUM, "cmdq", 0, 0, workload_choices,
+	  "the loop each CPU runs: cmdq (TLBI + CMD_SYNC), iova (alloc/free), dma (both)"),
+	P(scenario_main, engine, LAB_PARAM_ENUM, "native", 0, 0, engine_choices,
+	  "native: real threads and atomics; sim: simulated many-core machine"),
+	P(scenario_main, cpus, LAB_PARAM_UINT, "1", 1, 4096, NULL,
+	  "CPUs in the trial (worker threads natively, virtual CPUs in the sim)"),
+	P(scenario_main, duration_ms, LAB_PARAM_UINT, "500", 1, 3600000, NULL,
+	  "measured time per trial"),
+	P(scenario_main, warmup_ms, LAB_PARAM_UINT, "100", 0, 600000, NULL,
+	  "unmeasured time before each trial's measurement"),
+	P(scenario_main, repeats, LAB_PARAM_UINT, "1", 1, 1000, NULL,
+	  "trials per sweep point and plugin (mean and 95% interval over them)"),
+	P(scenario_main, seed, LAB_PARAM_UINT, "1", 0, 0, NULL,
+	  "random seed (the sim is bit-for-bit repeatable for a seed)"),
+	P(scenario_main, oversubscribe, LAB_PARAM_ENUM, "refuse", 0, 0, oversubscribe_choices,
+	  "more CPUs than online cores: refuse, or allow (measures the scheduler; flagged)"),
+	P(scenario_main, phases, LAB_PARAM_BOOL, "true", 0, 0, NULL,
+	  "record the time each op spends in each phase"),
+	P(scenario_main, watchdog_ms, LAB_PARAM_UINT, "3000", 10, 3600000, NULL,
+	  "a CPU with no completed op for this long fails the trial"),
+};
+
+/*
+ * The per-command defaults give a single CPU a TLBI + CMD_SYNC round trip of about 0.9 us
+ * (prod write + tlbi_va + sync + cons read = 20 + 100 + 780 + 150 ns, less overlap), the
+ * reference's calibration point.
+ */
+static const struct lab_param smmu_params[] = {
+	P(scenario_smmu, queue_shift, LAB_PARAM_UINT, "16", 3, 20, NULL,
+	  "log2 of the command queue entries (the kernel needs > 6; tiny queues test wrap/full)"),
+	P(scenario_smmu, msi, LAB_PARAM_BOOL, "true", 0, 0, NULL,
+	  "CMD_SYNC completes by an MSI write into the command (else by polling CONS)"),
+	P(scenario_smmu, device, LAB_PARAM_ENUM, "inline", 0, 0, device_choices,
+	  "inline: advanced by whichever CPU reads CONS or waits; thread: a dedicated consumer thread"),
+	P(scenario_smmu, tlbi_va_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "device time to consume a TLBI_NH_VA"),
+	P(scenario_smmu, tlbi_asid_ns, LAB_PARAM_UINT, "200", 0, NS_MAX, NULL,
+	  "device time to consume a TLBI_NH_ASID"),
+	P(scenario_smmu, cfgi_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "device time to consume a CFGI_*"),
+	P(scenario_smmu, atc_inv_ns, LAB_PARAM_UINT, "500", 0, NS_MAX, NULL,
+	  "device time to consume an ATC_INV"),
+	P(scenario_smmu, other_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "device time to consume any other command"),
+	P(scenario_smmu, sync_ns, LAB_PARAM_UINT, "780", 0, NS_MAX, NULL,
+	  "device time to consume a CMD_SYNC (with its MSI write)"),
+	P(scenario_smmu, prod_write_ns, LAB_PARAM_UINT, "20", 0, NS_MAX, NULL,
+	  "MMIO write of PROD, paid by the writing CPU"),
+	P(scenario_smmu, cons_read_ns, LAB_PARAM_UINT, "150", 0, NS_MAX, NULL,
+	  "MMIO read of CONS, paid by the reading CPU"),
+};
+
+static const struct lab_param wl_cmdq_params[] = {
+	P(scenario_wl_cmdq, cmds_per_sync, LAB_PARAM_UINT, "1", 0, 256, NULL,
+	  "TLBI commands before each CMD_SYNC (0: CMD_SYNC alone)"),
+	P(scenario_wl_cmdq, think_ns, LAB_PARAM_UINT, "1000", 0, NS_MAX, NULL,
+	  "local work between ops (a 4 KiB memcpy in the ways test)"),
+};
+
+static const char *const pattern_choices[] = { "same-cpu", "remote-free", "producer-consumer",
+						NULL };
+
+static const struct lab_param wl_iova_params[] = {
+	P(scenario_wl_iova, pattern, LAB_PARAM_ENUM, "same-cpu", 0, 0, pattern_choices,
+	  "who frees: the allocating CPU, every k-th CPU (IRQ skew), or the pair's partner"),
+	P(scenario_wl_iova, free_every, LAB_PARAM_UINT, "4", 1, 4096, NULL,
+	  "remote-free: only CPUs 0, k, 2k, ... free (each for its group of k)"),
+	P(scenario_wl_iova, depth, LAB_PARAM_UINT, "32", 1, 65536, NULL,
+	  "outstanding ranges per CPU (a queue depth)"),
+	P(scenario_wl_iova, min_pages, LAB_PARAM_UINT, "1", 1, 1048576, NULL,
+	  "smallest range, pages (sizes are log-uniform in [min_pages, max_pages])"),
+	P(scenario_wl_iova, max_pages, LAB_PARAM_UINT, "1", 1, 1048576, NULL,
+	  "largest range, pages (above 32 the rcache does not cache)"),
+	P(scenario_wl_iova, dma_bits, LAB_PARAM_UINT, "32", 20, 64, NULL,
+	  "the device's DMA mask; above 32, dma-iommu tries below 4 GiB first"),
+	P(scenario_wl_iova, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "local work after each alloc or free"),
+};
+
+static const struct lab_param wl_dma_params[] = {
+	P(scenario_wl_dma, pages, LAB_PARAM_UINT, "1", 1, 1024, NULL,
+	  "pages per mapping (dma_map_benchmark's granule); one TLBI each on unmap"),
+	P(scenario_wl_dma, pt_map_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "writing the page-table entries on map"),
+	P(scenario_wl_dma, pt_unmap_ns, LAB_PARAM_UINT, "100", 0, NS_MAX, NULL,
+	  "clearing them on unmap"),
+	P(scenario_wl_dma, trans_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "the device's transfer between map and unmap (dma_trans_ns)"),
+	P(scenario_wl_dma, dma_bits, LAB_PARAM_UINT, "32", 20, 64, NULL,
+	  "the device's DMA mask (dma_map_benchmark's -b, 32 by default)"),
+};
+
+/* Append new sections here (machine, ...). */
+static const struct scenario_section sections[] = {
+	SECTION("scenario", scenario, main_params, "what to run: workload, engine, CPUs, timing"),
+	SECTION("smmu", smmu, smmu_params, "the device model: queue size and per-command times"),
+	SECTION("workload.cmdq", wl_cmdq, wl_cmdq_params, "the cmdq workload's loop"),
+	SECTION("workload.iova", wl_iova, wl_iova_params, "the iova workload: who allocates, who frees"),
+	SECTION("workload.dma", wl_dma, wl_dma_params, "the dma workload: map + unmap in strict mode"),
+};
+
+const struct scenario_section *scenario_sections(size_t *n)
+{
+	*n = LAB_ARRAY_SIZE(sections);
+	return sections;
+}
+
+const struct scenario_section *scenario_find_section(const char *name)
+{
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(sections); i++) {
+		if (!strcmp(sections[i].name, name))
+			return &sections[i];
+	}
+	return NULL;
+}
+
+int scenario_cfg_copy(struct scenario_cfg *dst, const struct scenario_cfg *src)
+{
+	*dst = *src;
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(sections); i++) {
+		const struct scenario_section *sec = &sections[i];
+		int rc = param_copy(sec->params, sec->n_params, (char *)dst + sec->offset,
+				    (const char *)src + sec->offset, sec->size);
+
+		if (rc) {
+			/* sections before i own copies; those from i on still alias src */
+			for (size_t j = i; j < LAB_ARRAY_SIZE(sections); j++)
+				memset((char *)dst + sections[j].offset, 0, sections[j].size);
+			scenario_cfg_free(dst);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void scenario_cfg_free(struct scenario_cfg *cfg)
+{
+	for (size_t i = 0; cfg && i < LAB_ARRAY_SIZE(sections); i++)
+		param_free_strings(sections[i].params, sections[i].n_params,
+				   (char *)cfg + sections[i].offset);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* dma_wl -- dma_map_single + dma_unmap_single, strict mode (see dma_wl.h). */
+#include "workload/dma_wl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/smmu.h"
+
+/* CMDQ_BATCH_ENTRIES: a batch holds 64 commands; longer invalidations go in several issues,
+ * only the last with the CMD_SYNC (arm_smmu_cmdq_batch_add/submit). */
+#define DMA_BATCH 64
+
+struct dma_wl_cpu {
+	uint64_t seq;
+} LAB_CACHE_ALIGNED;
+
+struct dma_wl {
+	const struct lab_cmdq_ops *cmdq;
+	void *cmdq_state;
+	struct iova_wl *iova;
+	struct dma_wl_params p;
+	struct dma_wl_cpu *cpus;
+	uint32_t failed; /* atomic */
+	char error[256];
+};
+
+struct dma_wl *dma_wl_new(const struct lab_cmdq_ops *cmdq, void *cmdq_state,
+			  struct iova_wl *iova, uint32_t ncpus, const struct dma_wl_params *p)
+{
+	struct dma_wl *wl = calloc(1, sizeof(*wl));
+
+	if (!wl)
+		return NULL;
+	wl->cpus = aligned_alloc(LAB_CACHE_LINE, sizeof(*wl->cpus) * ncpus);
+	if (!wl->cpus) {
+		free(wl);
+		return NULL;
+	}
+	memset(wl->cpus, 0, sizeof(*wl->cpus) * ncpus);
+	wl->cmdq = cmdq;
+	wl->cmdq_state = cmdq_state;
+	wl->iova = iova;
+	wl->p = *p;
+	return wl;
+}
+
+void dma_wl_free(struct dma_wl *wl)
+{
+	if (!wl)
+		return;
+	free(wl->cpus);
+	free(wl);
+}
+
+/* One TLBI per page, tagged like the cmdq workload's, in batches of 64 with one final sync. */
+static int invalidate(struct dma_wl *wl, struct lab_cpu *c, uint64_t seq)
+{
+	struct lab_cmd cmds[DMA_BATCH];
+	uint32_t left = wl->p.pages;
+
+	do {
+		uint32_t n = left < DMA_BATCH ? left : DMA_BATCH;
+		for (uint32_t i = 0; i < n; i++)
+			cmds[i] = smmu_tag_cmd(c->id, seq, i, n);
+		left -= n;
+		int rc = wl->cmdq->issue(c, wl->cmdq_state, cmds, n, left == 0);
+		if (rc)
+			return rc;
+	} while (left);
+	return 0;
+}
+
+int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	struct dma_wl *wl = arg;
+	uint64_t seq = ++wl->cpus[c->id].seq;
+
+	iova_wl_tick(wl->iova, c);
+	uint64_t t0 = lab_now(c);
+	uint64_t pfn = iova_wl_alloc(wl->iova, c, wl->p.pages);
+	lab_delay_ns(c, wl->p.pt_map_ns);
+	uint64_t t1 = lab_now(c);
+	if (measuring)
+		hist_record(&hists[0], t1 - t0);
+	if (!pfn)
+		return 0; /* a failed map is counted by the iova workload, and not unmapped */
+
+	lab_delay_ns(c, wl->p.trans_ns);
+
+	uint64_t t2 = lab_now(c);
+	lab_delay_ns(c, wl->p.pt_unmap_ns);
+	c->phase_start = lab_now(c);
+	int rc = invalidate(wl, c, seq);
+	if (c->phases_on) {
+		uint64_t t = lab_now(c);
+		c->phase_ns[c->phase] += t - c->phase_start;
+		__atomic_store_n(&c->phase, 0, __ATOMIC_RELAXED);
+	}
+	if (rc) {
+		if (!__atomic_exchange_n(&wl->failed, 1, __ATOMIC_ACQ_REL))
+			snprintf(wl->error, sizeof(wl->error),
+				 "issue() returned %d on cpu %u during unmap %" PRIu64, rc, c->id, seq);
+		return rc;
+	}
+	iova_wl_free_range(wl->iova, c, pfn, wl->p.pages);
+	uint64_t t3 = lab_now(c);
+	if (measuring)
+		hist_record(&hists[1], t3 - t2);
+	return 0;
+}
+
+const char *dma_wl_error(const struct dma_wl *wl)
+{
+	return __atomic_load_n(&wl->failed, __ATOMIC_ACQUIRE) ? wl->error : NULL;
+}

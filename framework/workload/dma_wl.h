@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dma_wl -- the path of a dma_map_single()/dma_unmap_single() pair in strict mode, as
+ * dma_map_benchmark drives it: map = IOVA alloc + page-table write time; then the DMA
+ * transfer time; unmap = page-table clear time + one TLBI_NH_VA per page + CMD_SYNC through
+ * a cmdq plugin + IOVA free. Metrics "map" and "unmap" (ns, with percentiles).
+ */
+#ifndef IOMMULAB_DMA_WL_H
+#define IOMMULAB_DMA_WL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/cmdq.h>
+
+#include "stats/histogram.h"
+#include "workload/iova_wl.h"
+
+struct dma_wl_params {
+	uint32_t pages;	       /* granule: pages per mapping */
+	uint64_t pt_map_ns;    /* writing the PTEs */
+	uint64_t pt_unmap_ns;  /* clearing them */
+	uint64_t trans_ns;     /* the device's transfer between map and unmap (dma_trans_ns) */
+};
+
+struct dma_wl;
+
+struct dma_wl *dma_wl_new(const struct lab_cmdq_ops *cmdq, void *cmdq_state,
+			  struct iova_wl *iova, uint32_t ncpus, const struct dma_wl_params *p);
+void dma_wl_free(struct dma_wl *wl);
+
+/* The engine's op function: hists[0] map, hists[1] unmap. */
+int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
+
+const char *dma_wl_error(const struct dma_wl *wl);
+
+#endif /* IOMMULAB_DMA_WL_H */

@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: MIT */
+/* iova_wl -- the IOVA workload (see iova_wl.h). */
+#include "workload/iova_wl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct range {
+	uint64_t pfn, size;
+};
+
+/* One CPU's outstanding ranges: single producer (the CPU), single consumer (its freer). */
+struct iova_ring {
+	uint64_t head; /* atomic: next to free (consumer) */
+	uint64_t tail LAB_CACHE_ALIGNED; /* atomic: next to fill (producer) */
+	struct range *v LAB_CACHE_ALIGNED;
+	uint64_t rng;	   /* the CPU's own random state */
+	uint32_t next_src; /* freer: ring to look at next */
+} LAB_CACHE_ALIGNED;
+
+struct iova_wl {
+	const struct lab_iova_ops *ops;
+	void *state;
+	struct lab_iova_domain *domain;
+	uint32_t ncpus;
+	struct iova_wl_params p;
+	uint32_t cap; /* ring capacity, a power of two >= depth */
+	uint64_t limit_pfn, limit32_pfn;
+	uint32_t try32; /* atomic: the 32-bit workaround still on */
+	uint64_t tick_ns, next_tick;
+	uint64_t failures; /* atomic */
+	uint32_t counter_off; /* where the iova plugin's counters start in a CPU's slots */
+	struct iova_ring *rings;
+};
+
+static uint64_t next_rand(uint64_t *s)
+{
+	/* xorshift64*: fast, and each CPU's sequence depends only on the seed. */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t pick_size(struct iova_wl *wl, struct iova_ring *r)
+{
+	uint64_t lo = wl->p.min_pages, hi = wl->p.max_pages;
+
+	if (hi <= lo)
+		return lo;
+	/* Log-uniform: small sizes as common per octave as large ones. */
+	double a = __builtin_log((double)lo), b = __builtin_log((double)hi + 1);
+	double u = (double)(next_rand(&r->rng) >> 11) / 9007199254740992.0;
+	uint64_t size = (uint64_t)__builtin_exp(a + (b - a) * u);
+	return size < lo ? lo : size > hi ? hi : size;
+}
+
+/*
+ * In the dma workload a CPU runs two plugins, each counting into its own slots: point the
+ * CPU's counters at the iova plugin's while it runs, and back.
+ */
+static uint64_t *counters_enter(struct iova_wl *wl, struct lab_cpu *c)
+{
+	uint64_t *save = c->counters;
+	c->counters = save + wl->counter_off;
+	return save;
+}
+
+struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
+			    struct lab_iova_domain *domain, uint32_t ncpus,
+			    const struct iova_wl_params *p, uint64_t tick_ns, uint32_t counter_off)
+{
+	struct iova_wl *wl = calloc(1, sizeof(*wl));
+
+	if (!wl)
+		return NULL;
+	wl->ops = ops;
+	wl->state = state;
+	wl->domain = domain;
+	wl->ncpus = ncpus;
+	wl->p = *p;
+	if (wl->p.pattern == IOVA_SAME_CPU)
+		wl->p.free_every = 1;
+	else if (wl->p.pattern == IOVA_PRODUCER_CONSUMER)
+		wl->p.free_every = 2;
+	if (!wl->p.free_every)
+		wl->p.free_every = 1;
+	wl->cap = 1;
+	while (wl->cap < p->depth)
+		wl->cap <<= 1;
+	wl->limit_pfn = p->dma_bits >= 64 ? (UINT64_MAX >> 12) - 1
+					  : ((UINT64_C(1) << (p->dma_bits - 12)) - 1);
+	wl->limit32_pfn = domain->dma_32bit_pfn - 1;
+	wl->try32 = p->dma_bits > 32;
+	wl->tick_ns = tick_ns;
+	wl->counter_off = counter_off;
+	wl->rings = aligned_alloc(LAB_CACHE_LINE, sizeof(*wl->rings) * ncpus);
+	if (!wl->rings)
+		goto err;
+	memset(wl->rings, 0, sizeof(*wl->rings) * ncpus);
+	for (uint32_t i = 0; i < ncpus; i++) {
+		wl->rings[i].v = calloc(wl->cap, sizeof(struct range));
+		if (!wl->rings[i].v)
+			goto err;
+		wl->rings[i].rng = (p->seed + 1) * 0x9e3779b97f4a7c15ull + i;
+		wl->rings[i].next_src = i;
+	}
+	return wl;
+err:
+	iova_wl_free(wl);
+	return NULL;
+}
+
+void iova_wl_free(struct iova_wl *wl)
+{
+	if (!wl)
+		return;
+	for (uint32_t i = 0; wl->rings && i < wl->ncpus; i++)
+		free(wl->rings[i].v);
+	free(wl->rings);
+	free(wl);
+}
+
+uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size)
+{
+	uint64_t pfn = 0, *save = counters_enter(wl, c);
+
+	/* iommu_dma_alloc_iova(): below 4 GiB first while the workaround holds. */
+	if (__atomic_load_n(&wl->try32, __ATOMIC_RELAXED)) {
+		pfn = wl->ops->alloc(c, wl->state, size, wl->limit32_pfn, false);
+		if (!pfn)
+			__atomic_store_n(&wl->try32, 0, __ATOMIC_RELAXED);
+	}
+	if (!pfn)
+		pfn = wl->ops->alloc(c, wl->state, size, wl->limit_pfn, true);
+	if (!pfn)
+		__atomic_add_fetch(&wl->failures, 1, __ATOMIC_RELAXED);
+	c->counters = save;
+	return pfn;
+}
+
+void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size)
+{
+	uint64_t *save = counters_enter(wl, c);
+
+	wl->ops->free(c, wl->state, pfn, size);
+	c->counters = save;
+}
+
+void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c)
+{
+	/* The kernel's delayed work runs on some CPU: here CPU 0, between its ops. */
+	if (!wl->tick_ns || c->id != 0 || !wl->ops->tick)
+		return;
+	uint64_t now = lab_now(c);
+	if (!wl->next_tick)
+		wl->next_tick = now + wl->tick_ns;
+	if (now >= wl->next_tick) {
+		uint64_t *save = counters_enter(wl, c);
+		wl->ops->tick(c, wl->state);
+		c->counters = save;
+		wl->next_tick = now + wl->tick_ns;
+	}
+}
+
+static bool is_freer(const struct iova_wl *wl, uint32_t cpu)
+{
+	return cpu % wl->p.free_every == 0;
+}
+
+static bool allocates(const struct iova_wl *wl, uint32_t cpu)
+{
+	return !(wl->p.pattern == IOVA_PRODUCER_CONSUMER && is_freer(wl, cpu) && cpu + 1 < wl->ncpus);
+}
+
+/* Take the oldest range of ring src if it has one (and, for one's own ring, only if full). */
+static bool pop(struct iova_wl *wl, uint32_t src, bool only_if_full, struct range *out)
+{
+	struct iova_ring *r = &wl->rings[src];
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+
+	if (tail == head || (only_if_full && tail - head < wl->p.depth))
+		return false;
+	*out = r->v[head & (wl->cap - 1)];
+	__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+static int do_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	uint32_t group = c->id / wl->p.free_every * wl->p.free_every;
+	uint32_t n = wl->p.free_every;
+	struct iova_ring *self = &wl->rings[c->id];
+	struct range rg;
+
+	if (group + n > wl->ncpus)
+		n = wl->ncpus - group;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t src = group + (self->next_src - group + k) % n;
+		bool own = src == c->id && allocates(wl, c->id);
+		if (!pop(wl, src, own, &rg))
+			continue;
+		self->next_src = group + (src - group + 1) % n;
+		uint64_t t0 = lab_now(c);
+		iova_wl_free_range(wl, c, rg.pfn, rg.size);
+		if (measuring)
+			hist_record(&hists[1], lab_now(c) - t0);
+		return 0;
+	}
+	return 1;
+}
+
+static int do_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	struct iova_ring *r = &wl->rings[c->id];
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+
+	if (tail - __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) >= wl->p.depth)
+		return 1; /* queue full: wait for the freer */
+	uint64_t size = pick_size(wl, r);
+	uint64_t t0 = lab_now(c);
+	uint64_t pfn = iova_wl_alloc(wl, c, size);
+	if (measuring)
+		hist_record(&hists[0], lab_now(c) - t0);
+	if (pfn) {
+		r->v[tail & (wl->cap - 1)] = (struct range){ pfn, size };
+		__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	struct iova_wl *wl = arg;
+	int rc = 1;
+
+	iova_wl_tick(wl, c);
+	if (is_freer(wl, c->id))
+		rc = do_free(wl, c, hists, measuring);
+	if (rc > 0 && allocates(wl, c->id))
+		rc = do_alloc(wl, c, hists, measuring);
+	if (rc == 0)
+		lab_delay_ns(c, wl->p.think_ns);
+	else
+		lab_cpu_relax();
+	return rc;
+}
+
+void iova_wl_drain(struct iova_wl *wl, struct lab_cpu *c)
+{
+	struct range rg;
+
+	for (uint32_t i = 0; i < wl->ncpus; i++)
+		while (pop(wl, i, false, &rg))
+			iova_wl_free_range(wl, c, rg.pfn, rg.size);
+}
+
+uint64_t iova_wl_failures(const struct iova_wl *wl)
+{
+	return __atomic_load_n(&wl->failures, __ATOMIC_RELAXED);
+}

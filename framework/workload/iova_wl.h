@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iova_wl -- the IOVA workload: CPUs allocate and free IOVA ranges through an iova plugin.
+ *
+ * Every CPU's allocations go into its own ring of at most `depth` outstanding ranges (a
+ * queue depth); the ring is emptied by its CPU's "freer": the first CPU of its group of
+ * `free_every` CPUs. So one code path gives the three patterns:
+ *   same-cpu           groups of 1: each CPU frees its own ranges, oldest first, when full
+ *   remote-free        groups of k: every CPU allocates, only every k-th CPU frees, as a
+ *                      driver whose completion IRQs are bound to a few CPUs
+ *   producer-consumer  groups of 2 where the freer does not allocate
+ * Sizes are drawn log-uniformly in [min_pages, max_pages]. Like dma-iommu for a PCI device,
+ * with a DMA mask above 32 bits the first attempt is below 4 GiB without flushing, then the
+ * full mask with flush_rcache (and the 32-bit attempt is dropped for good once it fails).
+ * Metrics: "alloc" and "free" latency.
+ */
+#ifndef IOMMULAB_IOVA_WL_H
+#define IOMMULAB_IOVA_WL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/iova.h>
+
+#include "stats/histogram.h"
+
+enum iova_pattern { IOVA_SAME_CPU = 0, IOVA_REMOTE_FREE, IOVA_PRODUCER_CONSUMER };
+
+struct iova_wl_params {
+	int pattern;		/* enum iova_pattern */
+	uint32_t free_every;	/* remote-free: group size k */
+	uint32_t depth;		/* outstanding ranges per CPU */
+	uint64_t min_pages, max_pages;
+	uint32_t dma_bits;	/* the device's DMA mask */
+	uint64_t think_ns;	/* local work after each op */
+	uint64_t seed;
+};
+
+struct iova_wl;
+
+struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
+			    struct lab_iova_domain *domain, uint32_t ncpus,
+			    const struct iova_wl_params *p, uint64_t tick_ns, uint32_t counter_off);
+void iova_wl_free(struct iova_wl *wl);
+
+/* The engine's op function: hists[0] alloc, hists[1] free. */
+int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
+
+/* After the run, on one thread: free every outstanding range through the plugin. */
+void iova_wl_drain(struct iova_wl *wl, struct lab_cpu *c);
+
+/* Allocations that returned 0 (no space even after flushing). */
+uint64_t iova_wl_failures(const struct iova_wl *wl);
+
+/* For the dma workload, which pairs one alloc with one free on the same CPU: */
+uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size);
+void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size);
+/* Run the policy's periodic work if due (CPU 0 only). */
+void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c);
+
+#endif /* IOMMULAB_IOVA_WL_H */
