@@ -683,7 +683,7 @@ static void cpu_main(void *arg)
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
-static int build_latencies(struct sim *s, const struct sim_machine *m,
+static int build_latencies(struct sim *s, const struct scenario_machine *m,
 			   const struct sim_topology *topo)
 {
 	uint32_t n = s->ncpus;
@@ -719,7 +719,7 @@ static void sim_free(struct sim *s)
 	free(s);
 }
 
-int sim_run(const struct native_job *job, const struct sim_machine *m,
+int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	    const struct sim_topology *topo, const struct sim_agent *agent,
 	    struct native_result *res, struct sim_stats *stats)
 {
@@ -744,7 +744,7 @@ int sim_run(const struct native_job *job, const struct sim_machine *m,
 	s->home_ps = ns_to_ps(m->home_ns);
 	s->poll_ps = ns_to_ps(m->poll_ns > 0 ? m->poll_ns : 1);
 	s->occupancy = m->occupancy;
-	s->far = m->atomic == SIM_ATOMIC_FAR;
+	s->far = m->atomic == MACHINE_ATOMIC_FAR;
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
