@@ -14,6 +14,7 @@
 #include "engine/clock.h"
 #include "engine/native.h"
 #include "results/results.h"
+#include "run/isolate.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
 
@@ -22,8 +23,12 @@ static volatile int stop_requested;
 static void on_sigint(int sig)
 {
 	(void)sig;
-	if (stop_requested)
-		_exit(EXIT_INTERRUPTED); /* second Ctrl-C: now (finished trials are on disk) */
+	if (stop_requested) {
+		/* Second Ctrl-C: now (finished trials are on disk). */
+		if (isolate_child_pid() > 0)
+			kill(isolate_child_pid(), SIGKILL);
+		_exit(EXIT_INTERRUPTED);
+	}
 	stop_requested = 1;
 	static const char msg[] = "\niommulab: interrupted: finishing the trial in progress "
 				  "(Ctrl-C again to quit now; finished trials are kept)\n";

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/isolate.h"
 #include "run/trial_run.h"
 
 /* Counters the host adds (see trial_run.c): the device's, the slow path's, the harness's. */
@@ -224,6 +225,7 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 				res.point = (uint32_t)pt;
 				res.repeat = (uint32_t)rp;
 				res.plugin = cb->label;
+				res.cpus = (uint32_t)point.cfg.scenario.cpus;
 				res.swept_values = (const char *const *)point.swept_values;
 				res.n_swept = (uint32_t)s->n_axes;
 				struct trial_request req = { .cfg = &point.cfg };
@@ -235,7 +237,12 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 					req.iova = s->iova[cb->iova].desc;
 					req.iova_config = point.plugin_cfgs[s->n_cmdq + (size_t)cb->iova];
 				}
-				trial_run(&req, &res, NULL);
+				/* Setup, warm-up, the run, two watchdog periods, teardown. */
+				uint64_t limit = point.cfg.scenario.warmup_ms +
+						 point.cfg.scenario.duration_ms +
+						 2 * point.cfg.scenario.watchdog_ms + 30000;
+				if (isolate_trial(&req, &res, limit))
+					trial_run(&req, &res, NULL); /* no fork: run in-process */
 				if (results_append(r, &res) == 0)
 					rep->trials++;
 				rep->failed += res.status != TRIAL_OK;

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <iommulab/plugin.h>
+
 #include "results/csv.h"
 
 #define EXE TEST_BUILD_ROOT "/iommulab"
@@ -267,4 +269,42 @@ Test(cli, help_and_version, .timeout = 10)
 	cr_assert_eq(run(help, NULL), 0);
 	cr_assert_eq(run(version, NULL), 0);
 	cr_assert_eq(run(bogus, NULL), 2);
+}
+
+Test(cli, broken_plugins_fail_only_their_own_trials, .timeout = 120)
+{
+	char out[300];
+	snprintf(out, sizeof(out), "%s/faulty", tmp);
+	char *const argv[] = { EXE, "--plugin-dir", TEST_BUILD_ROOT "/tests/fixtures/faulty", "run",
+			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faulty.ini", "--out", out,
+			       NULL };
+	static const struct {
+		const char *plugin, *status, *error;
+	} want[] = {
+		{ "biglock", "ok", "" },
+		{ "crash", "failed", "crashed: SIGSEGV" },
+		{ "abort", "failed", "crashed: SIGABRT" },
+		{ "hang", "failed", "no progress (watchdog 500 ms): cpu0 in op" },
+		{ "livelock", "failed", "no progress (watchdog 500 ms): cpu0 in op" },
+		{ "corrupt", "failed", "protocol violation: slot " },
+		{ "null", "ok", "" },
+	};
+
+	cr_assert_eq(run(argv, NULL), 1, "some trials failed: exit status 1");
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, LAB_ARRAY_SIZE(want));
+	for (size_t r = 0; r < t.n_rows; r++) {
+		cr_assert_str_eq(str(&t, r, "plugin"), want[r].plugin);
+		cr_assert_str_eq(str(&t, r, "status"), want[r].status, "%s: %s", want[r].plugin,
+				 str(&t, r, "error"));
+		cr_assert(strstr(str(&t, r, "error"), want[r].error), "%s: %s", want[r].plugin,
+			  str(&t, r, "error"));
+	}
+	cr_assert(strstr(str(&t, 5, "error"), "unknown opcode 0x7f"), "%s", str(&t, 5, "error"));
+	cr_assert_gt(num(&t, 0, "ops"), 0);
+	cr_assert_gt(num(&t, 6, "ops"), 0);
+	csv_free(&t);
+	cr_assert(exists(out, "plots/latency-op.png"), "the good plugins' graphs are missing");
+	cr_assert(exists(out, "summary.json"));
 }
