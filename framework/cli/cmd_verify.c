@@ -103,6 +103,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	const char *target = NULL;
 	char err[512];
 	void *pcfg = NULL;
+	struct scenario_cfg base = { 0 };
 	int status = EXIT_USAGE;
 	int set_from = argc;
 
@@ -145,7 +146,6 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			plugin_kind_name(d->kind));
 		goto out;
 	}
-	struct scenario_cfg base;
 	pcfg = calloc(1, d->config_size ? d->config_size : 1);
 	if (!pcfg || defaults(&base, err, sizeof(err)) ||
 	    param_set_defaults(d->params, d->n_params, pcfg, err, sizeof(err))) {
@@ -203,6 +203,9 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	}
 	printf("%s\n", status == EXIT_OK ? "all checks passed" : "some checks FAILED");
 out:
+	scenario_cfg_free(&base);
+	if (lp && pcfg)
+		param_free_strings(lp->desc->params, lp->desc->n_params, pcfg);
 	free(pcfg);
 	registry_free(&reg);
 	diag_clear(&diags);
