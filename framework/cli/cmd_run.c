@@ -142,12 +142,25 @@ static void print_table(const struct table *t, const struct lab_clock *clk)
 	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
 }
 
+/* plugins.txt: kind, name, version and ABI of every plugin the scenario uses. */
+static void plugins_text(const struct scenario *s, char *text, size_t len)
+{
+	int off = 0;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)len; i++) {
+		const struct lab_plugin *d = i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
+		off += snprintf(text + off, len - (size_t)off, "%s %s %s ABI %u.%u\n",
+				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
+				d->abi_minor);
+	}
+}
+
 static int write_run_files(const char *dir, const struct scenario *s,
 			   const struct lab_clock *clk)
 {
 	char path[4200], text[4096];
 	struct utsname u;
-	int off = 0;
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	if (scenario_write_resolved(s, path))
@@ -160,13 +173,57 @@ static int write_run_files(const char *dir, const struct scenario *s,
 		 clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR, LAB_ABI_MINOR);
 	if (results_write_file(dir, "machine.txt", text))
 		return -EIO;
-	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)sizeof(text); i++) {
-		const struct lab_plugin *d = i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
-		off += snprintf(text + off, sizeof(text) - (size_t)off, "%s %s %s ABI %u.%u\n",
-				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
-				d->abi_minor);
-	}
+	plugins_text(s, text, sizeof(text));
 	return results_write_file(dir, "plugins.txt", text);
+}
+
+static bool same_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	char buf[8192];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return f && !strcmp(buf, text);
+}
+
+static bool same_files(const char *a, const char *b)
+{
+	FILE *f = fopen(b, "r");
+	char buf[65536];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return f && same_text(a, buf);
+}
+
+/* --resume: the scenario and the plugins must be those the run started with. */
+static int check_resumable(const char *dir, const struct scenario *s)
+{
+	char path[4200], check[4200], text[4096];
+
+	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
+	snprintf(check, sizeof(check), "%s/.scenario-check.ini", dir);
+	int rc = scenario_write_resolved(s, check);
+	bool same = !rc && same_files(path, check);
+	unlink(check);
+	if (!same) {
+		fprintf(stderr, "iommulab: %s was edited since the run started: refusing to mix "
+			"its trials with another scenario's (start a new run)\n", path);
+		return -1;
+	}
+	plugins_text(s, text, sizeof(text));
+	snprintf(path, sizeof(path), "%s/plugins.txt", dir);
+	if (!same_text(path, text)) {
+		fprintf(stderr, "iommulab: the plugins changed since the run started (%s says "
+			"otherwise than what is loaded now): start a new run\n", path);
+		return -1;
+	}
+	return 0;
 }
 
 static int mkdir_p(const char *dir)
@@ -201,7 +258,8 @@ static const struct lab_plugin *lookup_at(void *ctx, size_t i)
 
 int cmd_run(int argc, char **argv, struct cli_common *c)
 {
-	const char *path = NULL, *out = NULL;
+	const char *path = NULL, *out = NULL, *resume = NULL;
+	char resume_ini[4200];
 	const char **sets = NULL;
 	size_t n_sets = 0;
 	struct plugin_registry reg = { 0 };
@@ -220,6 +278,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			sets[n_sets++] = argv[++i];
 		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
 			out = argv[++i];
+		} else if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
+			resume = argv[++i];
 		} else if (argv[i][0] != '-' && !path) {
 			path = argv[i];
 		} else {
@@ -227,6 +287,16 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 				"SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n", argv[i]);
 			goto out;
 		}
+	}
+	if (resume) {
+		if (path || out || n_sets) {
+			fprintf(stderr, "iommulab run: --resume DIR takes the scenario from "
+				"DIR/scenario.ini: give no scenario, --set or --out with it\n");
+			goto out;
+		}
+		snprintf(resume_ini, sizeof(resume_ini), "%s/scenario.ini", resume);
+		path = resume_ini;
+		out = resume;
 	}
 	if (!path) {
 		fprintf(stderr, "iommulab run: no scenario given\nusage: iommulab run SCENARIO.ini "
@@ -275,18 +345,23 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		(double)runner_n_trials(s) *
 			(double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0,
 		dir);
-	if (mkdir_p(dir) || write_run_files(dir, s, &clk)) {
+	if (resume && check_resumable(dir, s))
+		goto out;
+	if (!resume && (mkdir_p(dir) || write_run_files(dir, s, &clk))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
 	}
 	struct run_options opt = { .out_dir = dir, .progress = on_progress, .arg = &table,
-				   .stop = &stop_requested };
+				   .stop = &stop_requested, .resume = resume != NULL };
 	struct run_report rep;
 	int rc = runner_run(s, &opt, &rep, err, sizeof(err));
-	if (rc && !rep.trials) {
+	if (rc && rep.trials == rep.resumed) {
 		fprintf(stderr, "iommulab: %s\n", err);
 		goto out;
 	}
+	if (rep.resumed)
+		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
+			rep.resumed, rep.trials - rep.resumed);
 	print_table(&table, &clk);
 	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
 	cli_render_plots(dir);

@@ -308,3 +308,50 @@ Test(cli, broken_plugins_fail_only_their_own_trials, .timeout = 120)
 	cr_assert(exists(out, "plots/latency-op.png"), "the good plugins' graphs are missing");
 	cr_assert(exists(out, "summary.json"));
 }
+
+static size_t count_lines(const char *path)
+{
+	size_t n = 0;
+	for (const char *p = slurp(path); *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+Test(cli, resume_finishes_an_interrupted_run_and_keeps_its_rows, .timeout = 120)
+{
+	char out[300], csv[400], before[1 << 15], ini[400];
+	snprintf(out, sizeof(out), "%s/res", tmp);
+	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
+	snprintf(ini, sizeof(ini), "%s/scenario.ini", out);
+	char *const first[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=200",
+				"--set", "warmup_ms=0", "--out", out, NULL };
+	char *const again[] = { EXE, "run", "--resume", out, NULL };
+	pid_t pid;
+	int status;
+
+	run(first, &pid);
+	for (int i = 0; i < 400 && count_lines(csv) < 3; i++)
+		usleep(50000);
+	kill(pid, SIGINT);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert_eq(WEXITSTATUS(status), 130);
+	snprintf(before, sizeof(before), "%s", slurp(csv));
+	size_t done = count_lines(csv) - 1;
+	cr_assert(done >= 2 && done < 12, "%zu trials before the interrupt", done);
+
+	cr_assert_eq(run(again, NULL), 0);
+	cr_assert_eq(count_lines(csv), 12 + 1, "2 cpus x 2 plugins x 3 repeats, once each");
+	cr_assert_eq(strncmp(slurp(csv), before, strlen(before)), 0,
+		     "the rows of the finished trials changed");
+
+	/* A scenario edited since: refused, nothing appended. */
+	FILE *f = fopen(ini, "a");
+	cr_assert_not_null(f);
+	fputs("; edited\n[workload.cmdq]\n", f);
+	fclose(f);
+	cr_assert_eq(run(again, NULL), 2);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	cr_assert(strstr(slurp(path), "was edited since the run started"), "%s", slurp(path));
+	cr_assert_eq(count_lines(csv), 13);
+}
