@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* iommulab run -- load a scenario, run it, print the summary, render the graphs. */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +202,39 @@ static bool same_files(const char *a, const char *b)
 	return f && same_text(a, buf);
 }
 
+/*
+ * Native trials with more busy threads than online CPUs measure the scheduler: refuse the
+ * scenario up front (every offending point), unless it says oversubscribe = allow.
+ */
+static int check_oversubscription(const struct scenario *s, const char *path)
+{
+	uint32_t online = native_online_cpus();
+	int bad = 0;
+
+	for (size_t i = 0; i < scenario_n_points(s); i++) {
+		struct scenario_point p;
+		if (scenario_point(s, i, &p))
+			continue;
+		const struct scenario_main *m = &p.cfg.scenario;
+		bool thread = p.cfg.smmu.device == DEVICE_THREAD && m->workload != WORKLOAD_IOVA;
+		uint64_t busy = m->cpus + thread;
+		if (m->engine == ENGINE_NATIVE && m->oversubscribe == OVERSUBSCRIBE_REFUSE &&
+		    busy > online) {
+			fprintf(stderr, "%s: sweep point %zu: %" PRIu64 " busy threads (cpus = %" PRIu64
+				"%s) on %u online CPUs would measure the scheduler, not the "
+				"algorithm: lower cpus, use engine = sim, or set [scenario] "
+				"oversubscribe = allow\n",
+				path, i, busy, m->cpus, thread ? " + the device thread" : "", online);
+			bad++;
+		}
+		scenario_point_free(s, &p);
+	}
+	if (bad)
+		fprintf(stderr, "iommulab: %d sweep point%s would oversubscribe this machine: "
+			"nothing was run\n", bad, bad == 1 ? "" : "s");
+	return bad ? -1 : 0;
+}
+
 /* --resume: the scenario and the plugins must be those the run started with. */
 static int check_resumable(const char *dir, const struct scenario *s)
 {
@@ -322,6 +356,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 	}
+	if (check_oversubscription(s, path) || (resume && check_resumable(resume, s)))
+		goto out;
 	if (out) {
 		snprintf(dir, sizeof(dir), "%s", out);
 	} else {
@@ -345,8 +381,6 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		(double)runner_n_trials(s) *
 			(double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0,
 		dir);
-	if (resume && check_resumable(dir, s))
-		goto out;
 	if (!resume && (mkdir_p(dir) || write_run_files(dir, s, &clk))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
