@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* iommulab run -- load a scenario, run it, print the summary, render the graphs. */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "engine/clock.h"
 #include "engine/native.h"
 #include "results/results.h"
+#include "run/isolate.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
 
@@ -22,8 +24,12 @@ static volatile int stop_requested;
 static void on_sigint(int sig)
 {
 	(void)sig;
-	if (stop_requested)
-		_exit(EXIT_INTERRUPTED); /* second Ctrl-C: now (finished trials are on disk) */
+	if (stop_requested) {
+		/* Second Ctrl-C: now (finished trials are on disk). */
+		if (isolate_child_pid() > 0)
+			kill(isolate_child_pid(), SIGKILL);
+		_exit(EXIT_INTERRUPTED);
+	}
 	stop_requested = 1;
 	static const char msg[] = "\niommulab: interrupted: finishing the trial in progress "
 				  "(Ctrl-C again to quit now; finished trials are kept)\n";
@@ -137,12 +143,25 @@ static void print_table(const struct table *t, const struct lab_clock *clk)
 	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
 }
 
+/* plugins.txt: kind, name, version and ABI of every plugin the scenario uses. */
+static void plugins_text(const struct scenario *s, char *text, size_t len)
+{
+	int off = 0;
+
+	text[0] = '\0';
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)len; i++) {
+		const struct lab_plugin *d = i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
+		off += snprintf(text + off, len - (size_t)off, "%s %s %s ABI %u.%u\n",
+				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
+				d->abi_minor);
+	}
+}
+
 static int write_run_files(const char *dir, const struct scenario *s,
 			   const struct lab_clock *clk)
 {
 	char path[4200], text[4096];
 	struct utsname u;
-	int off = 0;
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	if (scenario_write_resolved(s, path))
@@ -155,13 +174,90 @@ static int write_run_files(const char *dir, const struct scenario *s,
 		 clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR, LAB_ABI_MINOR);
 	if (results_write_file(dir, "machine.txt", text))
 		return -EIO;
-	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)sizeof(text); i++) {
-		const struct lab_plugin *d = i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
-		off += snprintf(text + off, sizeof(text) - (size_t)off, "%s %s %s ABI %u.%u\n",
-				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
-				d->abi_minor);
-	}
+	plugins_text(s, text, sizeof(text));
 	return results_write_file(dir, "plugins.txt", text);
+}
+
+static bool same_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "r");
+	char buf[8192];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return f && !strcmp(buf, text);
+}
+
+static bool same_files(const char *a, const char *b)
+{
+	FILE *f = fopen(b, "r");
+	char buf[65536];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return f && same_text(a, buf);
+}
+
+/*
+ * Native trials with more busy threads than online CPUs measure the scheduler: refuse the
+ * scenario up front (every offending point), unless it says oversubscribe = allow.
+ */
+static int check_oversubscription(const struct scenario *s, const char *path)
+{
+	uint32_t online = native_online_cpus();
+	int bad = 0;
+
+	for (size_t i = 0; i < scenario_n_points(s); i++) {
+		struct scenario_point p;
+		if (scenario_point(s, i, &p))
+			continue;
+		const struct scenario_main *m = &p.cfg.scenario;
+		bool thread = p.cfg.smmu.device == DEVICE_THREAD && m->workload != WORKLOAD_IOVA;
+		uint64_t busy = m->cpus + thread;
+		if (m->engine == ENGINE_NATIVE && m->oversubscribe == OVERSUBSCRIBE_REFUSE &&
+		    busy > online) {
+			fprintf(stderr, "%s: sweep point %zu: %" PRIu64 " busy threads (cpus = %" PRIu64
+				"%s) on %u online CPUs would measure the scheduler, not the "
+				"algorithm: lower cpus, use engine = sim, or set [scenario] "
+				"oversubscribe = allow\n",
+				path, i, busy, m->cpus, thread ? " + the device thread" : "", online);
+			bad++;
+		}
+		scenario_point_free(s, &p);
+	}
+	if (bad)
+		fprintf(stderr, "iommulab: %d sweep point%s would oversubscribe this machine: "
+			"nothing was run\n", bad, bad == 1 ? "" : "s");
+	return bad ? -1 : 0;
+}
+
+/* --resume: the scenario and the plugins must be those the run started with. */
+static int check_resumable(const char *dir, const struct scenario *s)
+{
+	char path[4200], check[4200], text[4096];
+
+	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
+	snprintf(check, sizeof(check), "%s/.scenario-check.ini", dir);
+	int rc = scenario_write_resolved(s, check);
+	bool same = !rc && same_files(path, check);
+	unlink(check);
+	if (!same) {
+		fprintf(stderr, "iommulab: %s was edited since the run started: refusing to mix "
+			"its trials with another scenario's (start a new run)\n", path);
+		return -1;
+	}
+	plugins_text(s, text, sizeof(text));
+	snprintf(path, sizeof(path), "%s/plugins.txt", dir);
+	if (!same_text(path, text)) {
+		fprintf(stderr, "iommulab: the plugins changed since the run started (%s says "
+			"otherwise than what is loaded now): start a new run\n", path);
+		return -1;
+	}
+	return 0;
 }
 
 static int mkdir_p(const char *dir)
@@ -196,7 +292,8 @@ static const struct lab_plugin *lookup_at(void *ctx, size_t i)
 
 int cmd_run(int argc, char **argv, struct cli_common *c)
 {
-	const char *path = NULL, *out = NULL;
+	const char *path = NULL, *out = NULL, *resume = NULL;
+	char resume_ini[4200];
 	const char **sets = NULL;
 	size_t n_sets = 0;
 	struct plugin_registry reg = { 0 };
@@ -215,6 +312,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			sets[n_sets++] = argv[++i];
 		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
 			out = argv[++i];
+		} else if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
+			resume = argv[++i];
 		} else if (argv[i][0] != '-' && !path) {
 			path = argv[i];
 		} else {
@@ -222,6 +321,16 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 				"SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n", argv[i]);
 			goto out;
 		}
+	}
+	if (resume) {
+		if (path || out || n_sets) {
+			fprintf(stderr, "iommulab run: --resume DIR takes the scenario from "
+				"DIR/scenario.ini: give no scenario, --set or --out with it\n");
+			goto out;
+		}
+		snprintf(resume_ini, sizeof(resume_ini), "%s/scenario.ini", resume);
+		path = resume_ini;
+		out = resume;
 	}
 	if (!path) {
 		fprintf(stderr, "iommulab run: no scenario given\nusage: iommulab run SCENARIO.ini "
@@ -247,6 +356,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 	}
+	if (check_oversubscription(s, path) || (resume && check_resumable(resume, s)))
+		goto out;
 	if (out) {
 		snprintf(dir, sizeof(dir), "%s", out);
 	} else {
@@ -270,18 +381,21 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		(double)runner_n_trials(s) *
 			(double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0,
 		dir);
-	if (mkdir_p(dir) || write_run_files(dir, s, &clk)) {
+	if (!resume && (mkdir_p(dir) || write_run_files(dir, s, &clk))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
 	}
 	struct run_options opt = { .out_dir = dir, .progress = on_progress, .arg = &table,
-				   .stop = &stop_requested };
+				   .stop = &stop_requested, .resume = resume != NULL };
 	struct run_report rep;
 	int rc = runner_run(s, &opt, &rep, err, sizeof(err));
-	if (rc && !rep.trials) {
+	if (rc && rep.trials == rep.resumed) {
 		fprintf(stderr, "iommulab: %s\n", err);
 		goto out;
 	}
+	if (rep.resumed)
+		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
+			rep.resumed, rep.trials - rep.resumed);
 	print_table(&table, &clk);
 	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
 	cli_render_plots(dir);

@@ -101,10 +101,9 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			       { "in_order", true, 0, "" },	 { "sync_complete", true, 0, "" },
 			       { "no_deadlock", true, 0, "" } };
 	const char *target = NULL;
-	const struct lab_plugin *d = NULL;
-	struct scenario_cfg base = { 0 }; /* its strings are freed at out */
 	char err[512];
 	void *pcfg = NULL;
+	struct scenario_cfg base = { 0 };
 	int status = EXIT_USAGE;
 	int set_from = argc;
 
@@ -140,7 +139,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 	}
-	d = lp->desc;
+	const struct lab_plugin *d = lp->desc;
 	if (d->kind != LAB_KIND_CMDQ) {
 		fprintf(stderr, "iommulab verify: %s is an %s plugin; verify checks cmdq plugins (the "
 			"iova conformance suite runs under meson test)\n", d->name,
@@ -205,8 +204,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	printf("%s\n", status == EXIT_OK ? "all checks passed" : "some checks FAILED");
 out:
 	scenario_cfg_free(&base);
-	if (pcfg)
-		param_free_strings(d->params, d->n_params, pcfg);
+	if (lp && pcfg)
+		param_free_strings(lp->desc->params, lp->desc->n_params, pcfg);
 	free(pcfg);
 	registry_free(&reg);
 	diag_clear(&diags);

@@ -17,6 +17,8 @@ static const char usage[] =
 	"  run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n"
 	"        run every trial of a scenario; results, summary and graphs go to\n"
 	"        results/<name>-<time>/ (or DIR)\n"
+	"  run --resume RESULTS_DIR\n"
+	"        finish an interrupted run without redoing its finished trials\n"
 	"  list [--params] [FILE.so...]\n"
 	"        the plugins found, with kind, version and summary; --params adds every\n"
 	"        parameter table (the framework's scenario keys and each plugin's)\n"

@@ -254,6 +254,93 @@ fail:
 	return NULL;
 }
 
+/* Take the rows of an existing trials.csv whose header must be exactly this layout's. */
+static int adopt_rows(struct results *r, const char *path, char *err, size_t err_len)
+{
+	struct csv_table t;
+	char why[512];
+	int ret = csv_read(path, &t, why, sizeof(why));
+
+	if (ret) {
+		snprintf(err, err_len, "%s", why);
+		return ret;
+	}
+	bool same = t.n_cols == r->n_cols;
+	for (size_t c = 0; same && c < r->n_cols; c++)
+		same = !strcmp(t.header[c], r->cols[c]);
+	if (!same) {
+		snprintf(err, err_len,
+			 "%s: its columns are not this scenario's (the scenario or the plugins "
+			 "changed since the run started): start a new run instead",
+			 path);
+		csv_free(&t);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < t.n_rows; i++) {
+		char **f = calloc(r->n_cols, sizeof(*f));
+		char ***rows = realloc(r->rows, (r->n_rows + 1) * sizeof(*rows));
+		if (!f || !rows) {
+			free(f);
+			if (rows)
+				r->rows = rows;
+			csv_free(&t);
+			snprintf(err, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		r->rows = rows;
+		r->cap_rows = r->n_rows + 1;
+		for (size_t c = 0; c < r->n_cols; c++)
+			f[c] = t.rows[i][c][0] ? strdup(t.rows[i][c]) : NULL;
+		r->rows[r->n_rows++] = f;
+	}
+	csv_free(&t);
+	return 0;
+}
+
+struct results *results_resume(const char *dir, const struct results_layout *layout, char *err,
+			       size_t err_len)
+{
+	struct results *r = calloc(1, sizeof(*r));
+	char *path = NULL;
+	int ret = -ENOMEM;
+
+	snprintf(err, err_len, "out of memory");
+	if (!r || !(r->dir = strdup(dir)) || build_columns(r, layout) ||
+	    !(path = path_join(dir, "trials.csv")))
+		goto fail;
+	ret = adopt_rows(r, path, err, err_len);
+	if (ret)
+		goto fail;
+	r->csv = fopen(path, "a");
+	if (!r->csv) {
+		ret = -errno;
+		snprintf(err, err_len, "%s: %s", path, strerror(-ret));
+		goto fail;
+	}
+	free(path);
+	return r;
+fail:
+	free(path);
+	results_close(r);
+	errno = -ret;
+	return NULL;
+}
+
+size_t results_n_rows(const struct results *r)
+{
+	return r->n_rows;
+}
+
+const char *results_field(const struct results *r, size_t row, const char *column)
+{
+	if (row >= r->n_rows)
+		return NULL;
+	for (size_t c = 0; c < r->n_cols; c++)
+		if (!strcmp(r->cols[c], column))
+			return r->rows[row][c] ? r->rows[row][c] : "";
+	return NULL;
+}
+
 /* Field setters: each stores its own text; NULL means an empty field. */
 static void set_str(char **f, size_t c, const char *s)
 {

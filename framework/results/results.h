@@ -45,6 +45,18 @@ struct results;
 struct results *results_create(const char *dir, const struct results_layout *layout, char *err,
 			       size_t err_len);
 
+/*
+ * Reopen dir's trials.csv to finish an interrupted run: its header must be exactly this
+ * layout's (else the scenario or plugins changed: refused with the reason); its rows are
+ * kept for the summary and new rows are appended. NULL with err set on failure.
+ */
+struct results *results_resume(const char *dir, const struct results_layout *layout, char *err,
+			       size_t err_len);
+
+/* Rows so far, and one field of one ("" when empty, NULL for no such row or column). */
+size_t results_n_rows(const struct results *r);
+const char *results_field(const struct results *r, size_t row, const char *column);
+
 /* Append one row and flush it to disk (fflush + fsync). 0 or -errno. */
 int results_append(struct results *r, const struct trial_result *t);
 

@@ -3,11 +3,13 @@
 #include "run/runner.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "run/isolate.h"
 #include "run/trial_run.h"
 
 /* Counters the host adds (see trial_run.c): the device's, the slow path's, the harness's. */
@@ -163,6 +165,25 @@ void runner_layout_free(struct results_layout *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/* A trial found done when resuming must be the one this scenario would run at its index. */
+static int check_done(const struct results *r, size_t i, size_t point, uint64_t repeat,
+		      const char *plugin, const char *dir, char *err, size_t err_len)
+{
+	const char *f_plugin = results_field(r, i, "plugin");
+	const char *f_point = results_field(r, i, "point");
+	const char *f_repeat = results_field(r, i, "repeat");
+
+	if (f_plugin && f_point && f_repeat && !strcmp(f_plugin, plugin) &&
+	    strtoull(f_point, NULL, 10) == point && strtoull(f_repeat, NULL, 10) == repeat)
+		return 0;
+	snprintf(err, err_len,
+		 "%s/trials.csv row %zu is %s point %s repeat %s, but this scenario's trial %zu is "
+		 "%s point %zu repeat %" PRIu64 ": the scenario changed since the run started",
+		 dir, i + 1, f_plugin ? f_plugin : "?", f_point ? f_point : "?",
+		 f_repeat ? f_repeat : "?", i, plugin, point, repeat);
+	return -EINVAL;
+}
+
 static void write_meta(struct results *r, struct results_meta *meta, const char *started,
 		       bool finished, bool interrupted)
 {
@@ -195,13 +216,24 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 		return rc;
 	}
 	meta.x_key = layout.n_axes ? layout.axes[0] : NULL;
-	struct results *r = results_create(opt->out_dir, &layout, err, err_len);
+	struct results *r = opt->resume ? results_resume(opt->out_dir, &layout, err, err_len)
+				    : results_create(opt->out_dir, &layout, err, err_len);
 	if (!r) {
 		runner_layout_free(&layout);
 		free(combo);
 		return -EIO;
 	}
 	iso_now(started, sizeof(started));
+	if (opt->resume) {
+		rep->resumed = results_n_rows(r);
+		rep->trials = rep->resumed;
+		if (rep->resumed > total) {
+			snprintf(err, err_len, "%s/trials.csv has %zu trials, more than this scenario's "
+				 "%zu: it is not this scenario's run", opt->out_dir, rep->resumed, total);
+			rc = -EINVAL;
+			goto out;
+		}
+	}
 	write_meta(r, &meta, started, false, false);
 
 	for (size_t pt = 0; pt < scenario_n_points(s) && !rep->interrupted; pt++) {
@@ -218,12 +250,23 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 					rep->interrupted = true;
 					break;
 				}
+				if (done < rep->resumed) {
+					rc = check_done(r, done, pt, rp, cb->label, opt->out_dir, err,
+							err_len);
+					if (rc) {
+						scenario_point_free(s, &point);
+						goto out;
+					}
+					done++;
+					continue;
+				}
 				struct trial_result res;
 				memset(&res, 0, sizeof(res));
 				res.index = (uint32_t)done;
 				res.point = (uint32_t)pt;
 				res.repeat = (uint32_t)rp;
 				res.plugin = cb->label;
+				res.cpus = (uint32_t)point.cfg.scenario.cpus;
 				res.swept_values = (const char *const *)point.swept_values;
 				res.n_swept = (uint32_t)s->n_axes;
 				struct trial_request req = { .cfg = &point.cfg };
@@ -235,7 +278,12 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 					req.iova = s->iova[cb->iova].desc;
 					req.iova_config = point.plugin_cfgs[s->n_cmdq + (size_t)cb->iova];
 				}
-				trial_run(&req, &res, NULL);
+				/* Setup, warm-up, the run, two watchdog periods, teardown. */
+				uint64_t limit = point.cfg.scenario.warmup_ms +
+						 point.cfg.scenario.duration_ms +
+						 2 * point.cfg.scenario.watchdog_ms + 30000;
+				if (isolate_trial(&req, &res, limit))
+					trial_run(&req, &res, NULL); /* no fork: run in-process */
 				if (results_append(r, &res) == 0)
 					rep->trials++;
 				rep->failed += res.status != TRIAL_OK;
@@ -252,6 +300,7 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 		}
 		scenario_point_free(s, &point);
 	}
+out:
 	if (opt->stop && *opt->stop)
 		rep->interrupted = true;
 	write_meta(r, &meta, started, true, rep->interrupted);

@@ -26,10 +26,12 @@ struct run_options {
 	void (*progress)(void *arg, const struct run_progress *p);
 	void *arg;
 	volatile int *stop;	/* set asynchronously to stop after the current trial */
+	bool resume;		/* out_dir holds an interrupted run of this scenario: finish it */
 };
 
 struct run_report {
 	size_t trials, failed;
+	size_t resumed;		/* trials found already done in out_dir */
 	bool interrupted;
 	char dir[4096];
 };

@@ -1099,6 +1099,28 @@ static bool finish(struct loader *L, struct diag_list *diags)
 	return !failed;
 }
 
+/* [machine] topology names a file relative to the INI file's folder (topologies/...). */
+static void resolve_topology(struct loader *L)
+{
+	char **t = &L->s->base.machine.topology;
+	const char *slash = strrchr(L->path, '/');
+	size_t dir;
+	char *p;
+
+	if (!*t || !**t || **t == '/' || !slash)
+		return;
+	dir = (size_t)(slash - L->path) + 1;
+	p = malloc(dir + strlen(*t) + 1);
+	if (!p) {
+		L->oom = true;
+		return;
+	}
+	memcpy(p, L->path, dir);
+	strcpy(p + dir, *t);
+	free(*t);
+	*t = p;
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -1115,6 +1137,7 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 	for (size_t i = 0; i < n_sets; i++)
 		read_set(&L, sets[i], (int)i);
 	apply_all(&L);
+	resolve_topology(&L);
 out:
 	if (finish(&L, diags))
 		return L.s;

@@ -80,12 +80,27 @@ struct scenario_wl_dma {
 	uint64_t dma_bits;
 };
 
+/* [machine]: the simulated machine (engine = sim only; see framework/sim/sim.h) */
+enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR };
+struct scenario_machine {
+	char *topology;		/* core-to-core CSV, resolved against the INI's folder; "" uniform */
+	double line_ns;		/* core-to-core transfer without a topology */
+	double home_ns;		/* transfer from the line's home (LLC / home node) or the device */
+	double local_ns;	/* load or store hitting the own cache */
+	double atomic_ns;	/* read-modify-write once the line is there */
+	double op_ns;		/* added to every lab.h operation */
+	double occupancy;	/* fraction of a transfer during which the line serves nobody else */
+	int atomic;		/* enum machine_atomic: near (x86) | far (Arm LSE) */
+	double poll_ns;		/* one MMIO register poll */
+};
+
 struct scenario_cfg {
 	struct scenario_main scenario;
 	struct scenario_smmu smmu;
 	struct scenario_wl_cmdq wl_cmdq;
 	struct scenario_wl_iova wl_iova;
 	struct scenario_wl_dma wl_dma;
+	struct scenario_machine machine;
 };
 
 /* One fixed section: its name, its table, and where its struct sits in scenario_cfg. */

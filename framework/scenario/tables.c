@@ -118,13 +118,39 @@ static const struct lab_param wl_dma_params[] = {
 	  "the device's DMA mask (dma_map_benchmark's -b, 32 by default)"),
 };
 
-/* Append new sections here (machine, ...). */
+static const char *const atomic_choices[] = { "near", "far", NULL };
+
+/* Defaults: a generic mesh server core; configs name the real machine (configs/topologies). */
+static const struct lab_param machine_params[] = {
+	P(scenario_machine, topology, LAB_PARAM_STRING, "", 0, 0, NULL,
+	  "core-to-core latency CSV (lower-triangular, ns), relative to the INI file; empty: "
+	  "every transfer costs line_ns"),
+	P(scenario_machine, line_ns, LAB_PARAM_DOUBLE, "50", 0, 100000, NULL,
+	  "cache-line transfer between two cores when there is no topology"),
+	P(scenario_machine, home_ns, LAB_PARAM_DOUBLE, "40", 0, 100000, NULL,
+	  "transfer of a line from its home (LLC / home node) or from the device"),
+	P(scenario_machine, local_ns, LAB_PARAM_DOUBLE, "1", 0, 10000, NULL,
+	  "load or store hitting the own cache"),
+	P(scenario_machine, atomic_ns, LAB_PARAM_DOUBLE, "5", 0, 10000, NULL,
+	  "read-modify-write once the line is there (own cache, or the home when far)"),
+	P(scenario_machine, op_ns, LAB_PARAM_DOUBLE, "0.5", 0, 10000, NULL,
+	  "added to every lab.h operation: the instructions around it"),
+	P(scenario_machine, occupancy, LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
+	  "fraction of a transfer during which the line cannot serve the next requester"),
+	P(scenario_machine, atomic, LAB_PARAM_ENUM, "near", 0, 0, atomic_choices,
+	  "near: the line moves to the requester (x86); far: done at the home (Arm LSE)"),
+	P(scenario_machine, poll_ns, LAB_PARAM_DOUBLE, "50", 0.001, 1e9, NULL,
+	  "one iteration of an MMIO register poll (lab_spin_wait with no line)"),
+};
+
+/* Append new sections here. */
 static const struct scenario_section sections[] = {
 	SECTION("scenario", scenario, main_params, "what to run: workload, engine, CPUs, timing"),
 	SECTION("smmu", smmu, smmu_params, "the device model: queue size and per-command times"),
 	SECTION("workload.cmdq", wl_cmdq, wl_cmdq_params, "the cmdq workload's loop"),
 	SECTION("workload.iova", wl_iova, wl_iova_params, "the iova workload: who allocates, who frees"),
 	SECTION("workload.dma", wl_dma, wl_dma_params, "the dma workload: map + unmap in strict mode"),
+	SECTION("machine", machine, machine_params, "the simulated machine (engine = sim)"),
 };
 
 const struct scenario_section *scenario_sections(size_t *n)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * machine -- the [machine] section (the simulated machine's physical parameters) and the
+ * machine -- defaults of the simulated machine ([machine], scenario/tables.c) and the
  * topology files it names.
  */
 #include <errno.h>
@@ -10,42 +10,7 @@
 
 #include "sim/sim.h"
 
-static const char *const atomic_choices[] = { "near", "far", NULL };
-
-#define MP(k, t, d, lo, hi, ch, h, f)                                                            \
-	{                                                                                          \
-		.key = k, .type = t, .def = d, .min = lo, .max = hi, .choices = ch, .help = h,    \
-		.offset = offsetof(struct sim_machine, f)                                          \
-	}
-
-/* Defaults: a generic mesh server core (Neoverse-N1-like); configs set the real machine. */
-const struct lab_param sim_machine_params[] = {
-	MP("topology", LAB_PARAM_STRING, "", 0, 0, NULL,
-	   "core-to-core latency CSV (lower-triangular, ns), relative to the INI file; "
-	   "empty: every transfer costs line_ns",
-	   topology),
-	MP("line_ns", LAB_PARAM_DOUBLE, "50", 0, 100000, NULL,
-	   "cache-line transfer between two cores when there is no topology", line_ns),
-	MP("home_ns", LAB_PARAM_DOUBLE, "40", 0, 100000, NULL,
-	   "transfer of a line from its home (LLC / home node) or from the device", home_ns),
-	MP("local_ns", LAB_PARAM_DOUBLE, "1", 0, 10000, NULL,
-	   "load or store hitting the own cache", local_ns),
-	MP("atomic_ns", LAB_PARAM_DOUBLE, "5", 0, 10000, NULL,
-	   "read-modify-write once the line is there (own cache, or the home when far)",
-	   atomic_ns),
-	MP("op_ns", LAB_PARAM_DOUBLE, "0.5", 0, 10000, NULL,
-	   "added to every lab.h operation: the instructions around it", op_ns),
-	MP("occupancy", LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
-	   "fraction of a transfer during which the line cannot serve the next requester",
-	   occupancy),
-	MP("atomic", LAB_PARAM_ENUM, "near", 0, 0, atomic_choices,
-	   "near: the line moves to the requester (x86); far: done at the home (Arm LSE)", atomic),
-	MP("poll_ns", LAB_PARAM_DOUBLE, "50", 0.001, 1e9, NULL,
-	   "one iteration of an MMIO register poll (lab_spin_wait with no line)", poll_ns),
-};
-const size_t sim_machine_n_params = LAB_ARRAY_SIZE(sim_machine_params);
-
-void sim_machine_defaults(struct sim_machine *m)
+void sim_machine_defaults(struct scenario_machine *m)
 {
 	/* Kept equal to the table's defaults (test_sim checks it). */
 	memset(m, 0, sizeof(*m));
@@ -56,7 +21,7 @@ void sim_machine_defaults(struct sim_machine *m)
 	m->atomic_ns = 5;
 	m->op_ns = 0.5;
 	m->occupancy = 1;
-	m->atomic = SIM_ATOMIC_NEAR;
+	m->atomic = MACHINE_ATOMIC_NEAR;
 	m->poll_ns = 50;
 }
 

@@ -87,6 +87,7 @@ struct sim {
 	uint64_t t_measure, t_stop, watchdog; /* ps */
 	uint32_t n_live;
 	bool hung, failed, oom;
+	bool measure_started; /* job->on_measure called */
 	char why[TRIAL_ERR_LEN];
 	struct sim_stats st;
 };
@@ -652,14 +653,23 @@ static void cpu_main(void *arg)
 				for (uint32_t m = 0; m < job->n_metrics; m++)
 					hist_reset(&me->res->hists[m]);
 				me->t_measure = me->clock;
+				if (!s->measure_started && job->on_measure) {
+					s->measure_started = true;
+					job->on_measure(job->measure_arg);
+				}
 			}
 		}
 		int rc = job->op(job->arg, c, me->res->hists, measuring);
-		me->deadline = me->clock + s->watchdog;
-		if (rc) {
+		if (rc < 0) {
 			s->failed = true;
 			break;
 		}
+		if (rc > 0) {
+			/* Nothing to do this time: let virtual time move, as an idle poll would. */
+			lab_sim_delay(c, s->poll_ps / PS_PER_NS ? s->poll_ps / PS_PER_NS : 1);
+			continue;
+		}
+		me->deadline = me->clock + s->watchdog;
 		if (measuring)
 			me->res->ops++;
 		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
@@ -673,7 +683,7 @@ static void cpu_main(void *arg)
 
 /* ---- setup ----------------------------------------------------------------------------------- */
 
-static int build_latencies(struct sim *s, const struct sim_machine *m,
+static int build_latencies(struct sim *s, const struct scenario_machine *m,
 			   const struct sim_topology *topo)
 {
 	uint32_t n = s->ncpus;
@@ -709,7 +719,7 @@ static void sim_free(struct sim *s)
 	free(s);
 }
 
-int sim_run(const struct native_job *job, const struct sim_machine *m,
+int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	    const struct sim_topology *topo, const struct sim_agent *agent,
 	    struct native_result *res, struct sim_stats *stats)
 {
@@ -734,7 +744,7 @@ int sim_run(const struct native_job *job, const struct sim_machine *m,
 	s->home_ps = ns_to_ps(m->home_ns);
 	s->poll_ps = ns_to_ps(m->poll_ns > 0 ? m->poll_ns : 1);
 	s->occupancy = m->occupancy;
-	s->far = m->atomic == SIM_ATOMIC_FAR;
+	s->far = m->atomic == MACHINE_ATOMIC_FAR;
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
@@ -765,6 +775,10 @@ int sim_run(const struct native_job *job, const struct sim_machine *m,
 	}
 	if (s->agent && s->agent->progress)
 		s->agent_progress = s->agent->progress(s->agent->arg);
+	if (job->ops_per_cpu && job->on_measure) {
+		s->measure_started = true;
+		job->on_measure(job->measure_arg);
+	}
 
 	/* From here on host code reads (and spends) virtual time. */
 	clk->source = LAB_CLOCK_SIM;

@@ -34,30 +34,14 @@
 #include <iommulab/plugin.h>
 
 #include "engine/native.h"
+#include "scenario/scenario.h"
 
 #define SIM_MAX_CPUS 256
 
-enum sim_atomic { SIM_ATOMIC_NEAR = 0, SIM_ATOMIC_FAR };
+/* The machine is the scenario's [machine] section (struct scenario_machine, scenario.h). */
 
-/* [machine]: the simulated machine. Times in ns (doubles: measured latencies are fractional). */
-struct sim_machine {
-	char *topology;		/* core-to-core CSV (lower-triangular), "" for uniform line_ns */
-	double line_ns;		/* core-to-core transfer without a topology */
-	double home_ns;		/* transfer from the line's home (LLC / home node), or the device */
-	double local_ns;	/* load or store hitting the own cache */
-	double atomic_ns;	/* read-modify-write on an owned line (or at the home, far) */
-	double op_ns;		/* added to every lab.h operation (the instructions around it) */
-	double occupancy;	/* fraction of a transfer during which the line serves nobody else */
-	int atomic;		/* enum sim_atomic */
-	double poll_ns;		/* one iteration of lab_spin_wait(c, NULL) (an MMIO register poll) */
-};
-
-/* The [machine] keys (struct lab_param, offsets into struct sim_machine). */
-extern const struct lab_param sim_machine_params[];
-extern const size_t sim_machine_n_params;
-
-/* Fill m with the defaults of sim_machine_params. */
-void sim_machine_defaults(struct sim_machine *m);
+/* Fill m with the defaults of the [machine] table (topology NULL: uniform line_ns). */
+void sim_machine_defaults(struct scenario_machine *m);
 
 /*
  * A latency matrix: lat[i * n + j], ns, symmetric, 0 on the diagonal. CPUs beyond n are
@@ -102,7 +86,7 @@ struct sim_stats {
  * the virtual clock for the run (so host code and the device read virtual time). topo may be
  * NULL (uniform line_ns). agent may be NULL. 0 or -errno.
  */
-int sim_run(const struct native_job *job, const struct sim_machine *m,
+int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	    const struct sim_topology *topo, const struct sim_agent *agent,
 	    struct native_result *res, struct sim_stats *stats);
 

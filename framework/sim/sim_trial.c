@@ -91,10 +91,9 @@ int sim_trial_prepare(const struct trial_request *req, struct trial_request *out
 	return 0;
 }
 
-void sim_trial_machine(const struct scenario_cfg *cfg, struct sim_machine *m)
+void sim_trial_machine(const struct scenario_cfg *cfg, struct scenario_machine *m)
 {
-	(void)cfg;
-	sim_machine_defaults(m);
+	*m = cfg->machine;
 }
 
 /* ---- the device as the agent ------------------------------------------------------------- */
@@ -127,7 +126,7 @@ int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 		.arg = dev,
 	};
 	struct sim_topology topo = { 0 };
-	struct sim_machine m;
+	struct scenario_machine m;
 	char err[256];
 	int rc;
 
@@ -140,7 +139,7 @@ int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 		}
 	}
 	memset(&last_stats, 0, sizeof(last_stats));
-	rc = sim_run(job, &m, topo.n ? &topo : NULL, &agent, res, &last_stats);
+	rc = sim_run(job, &m, topo.n ? &topo : NULL, dev ? &agent : NULL, res, &last_stats);
 	sim_topology_free(&topo);
 	return rc;
 }

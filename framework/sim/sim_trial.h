@@ -22,10 +22,10 @@
 int sim_trial_prepare(const struct trial_request *req, struct trial_request *out_req,
 		      struct scenario_cfg *out_cfg, char *err, size_t err_len);
 
-/* The machine a configuration describes (defaults until the scenario has [machine]). */
-void sim_trial_machine(const struct scenario_cfg *cfg, struct sim_machine *m);
+/* The machine a configuration describes ([machine]). */
+void sim_trial_machine(const struct scenario_cfg *cfg, struct scenario_machine *m);
 
-/* native_run's counterpart for a cmdq trial: the device dev runs as the agent. */
+/* native_run's counterpart: the device dev (NULL without one) runs as the agent. */
 int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 		  struct smmu_dev *dev, struct native_result *res);
 

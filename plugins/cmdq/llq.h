@@ -421,9 +421,14 @@ static inline void llq_owner_publish(struct lab_cpu *c, struct llq *q, uint32_t 
 
 /* ---- waiting for a CMD_SYNC ------------------------------------------------------------------ */
 
-static inline bool llq_expired(struct lab_cpu *c, uint64_t deadline)
+/*
+ * The poll timeout. It fires only on the second pass that finds the deadline gone, so that a
+ * CPU descheduled across the whole second (an overloaded host) still gives the device model,
+ * which advances when a CPU spins, one look before it declares the CMD_SYNC lost.
+ */
+static inline bool llq_expired(struct lab_cpu *c, uint64_t deadline, uint32_t *late)
 {
-	return lab_now(c) >= deadline;
+	return lab_now(c) >= deadline && ++*late > 1;
 }
 
 /* __arm_smmu_cmdq_poll_until_msi(): the SMMU zeroes the CMD_SYNC's first word. */
@@ -432,9 +437,9 @@ static inline int llq_wait_msi(struct lab_cpu *c, struct llq *q, uint32_t sync_p
 {
 	uint32_t *word = llq_msi_word(lab_q_slot(q->smmu, sync_prod));
 	uint64_t deadline = lab_now(c) + LLQ_POLL_TIMEOUT_NS;
-	uint32_t v;
+	uint32_t v, late = 0;
 
-	LAB_COND_LOAD32(c, word, v, v == 0 || llq_expired(c, deadline), LAB_ACQUIRE);
+	LAB_COND_LOAD32(c, word, v, v == 0 || llq_expired(c, deadline, &late), LAB_ACQUIRE);
 	if (v) {
 		/* Upstream would publish sync_prod here; a CONS we really saw is never ahead. */
 		*cons = llq_pos(q, lab_smmu_read_cons(c, q->smmu));
@@ -446,7 +451,8 @@ static inline int llq_wait_msi(struct lab_cpu *c, struct llq *q, uint32_t sync_p
 
 /* One pass of the CONS poll: the shadow first (free), then the register. */
 static inline bool llq_cons_pass(struct lab_cpu *c, struct llq *q, uint32_t shadow,
-				 uint32_t sync_prod, uint32_t *cons, uint64_t deadline)
+				 uint32_t sync_prod, uint32_t *cons, uint64_t deadline,
+				 uint32_t *late)
 {
 	if (llq_consumed(q, sync_prod, shadow)) {
 		*cons = shadow;
@@ -454,7 +460,7 @@ static inline bool llq_cons_pass(struct lab_cpu *c, struct llq *q, uint32_t shad
 	}
 	/* A full readl: orders the lock read in llq_sync_release after it (upstream's comment). */
 	*cons = llq_pos(q, lab_smmu_read_cons(c, q->smmu));
-	return llq_consumed(q, sync_prod, *cons) || llq_expired(c, deadline);
+	return llq_consumed(q, sync_prod, *cons) || llq_expired(c, deadline, late);
 }
 
 /*
@@ -465,10 +471,10 @@ static inline int llq_wait_cons(struct lab_cpu *c, struct llq *q, uint32_t sync_
 				uint32_t *cons)
 {
 	uint64_t deadline = lab_now(c) + LLQ_POLL_TIMEOUT_NS;
-	uint32_t v;
+	uint32_t v, late = 0;
 
-	LAB_COND_LOAD32(c, &q->word.cons, v, llq_cons_pass(c, q, v, sync_prod, cons, deadline),
-			LAB_RELAXED);
+	LAB_COND_LOAD32(c, &q->word.cons, v,
+			llq_cons_pass(c, q, v, sync_prod, cons, deadline, &late), LAB_RELAXED);
 	return llq_consumed(q, sync_prod, *cons) ? 0 : -ETIMEDOUT;
 }
 

@@ -103,13 +103,23 @@ static bool sl_cons_ok(const struct sl_state *st, uint32_t cons, bool drain)
 	return drain ? prod == cons : !sl_full(st, prod, cons);
 }
 
+/*
+ * A deadline (0: none) counts only on the second pass past it: a CPU descheduled across the
+ * whole timeout still gives the device model (advanced by spinning CPUs) one more look.
+ */
+static bool sl_expired(struct lab_cpu *c, uint64_t deadline, uint32_t *late)
+{
+	return deadline && lab_now(c) >= deadline && ++*late > 1;
+}
+
 /* One pass of queue_poll_cons(): refresh the software cons from the register. */
-static bool sl_cons_pass(struct lab_cpu *c, struct sl_state *st, bool drain, uint64_t deadline)
+static bool sl_cons_pass(struct lab_cpu *c, struct sl_state *st, bool drain, uint64_t deadline,
+			 uint32_t *late)
 {
 	uint32_t cons = lab_smmu_read_cons(c, st->smmu) & st->wrap_mask;
 
 	lab_store32(&st->cons, cons, LAB_RELAXED);
-	return sl_cons_ok(st, cons, drain) || (deadline && lab_now(c) >= deadline);
+	return sl_cons_ok(st, cons, drain) || sl_expired(c, deadline, late);
 }
 
 /*
@@ -118,9 +128,9 @@ static bool sl_cons_pass(struct lab_cpu *c, struct sl_state *st, bool drain, uin
  */
 static void sl_poll_cons(struct lab_cpu *c, struct sl_state *st, bool drain, uint64_t deadline)
 {
-	uint32_t v;
+	uint32_t v, late = 0;
 
-	LAB_COND_LOAD32(c, &st->cons, v, ((void)v, sl_cons_pass(c, st, drain, deadline)),
+	LAB_COND_LOAD32(c, &st->cons, v, ((void)v, sl_cons_pass(c, st, drain, deadline, &late)),
 			LAB_RELAXED);
 }
 
@@ -158,7 +168,7 @@ static int sl_sync_msi(struct lab_cpu *c, struct sl_state *st)
 {
 	uint32_t nr = lab_load32(&st->sync_nr, LAB_RELAXED);
 	uint64_t deadline;
-	uint32_t v;
+	uint32_t v, late = 0;
 
 	if (st->elide && lab_load32(&st->prev_opcode, LAB_RELAXED) == LAB_CMD_SYNC) {
 		lab_count(c, SL_CNT_SYNCS_ELIDED, 1);
@@ -173,8 +183,8 @@ static int sl_sync_msi(struct lab_cpu *c, struct sl_state *st)
 
 	lab_phase(c, SL_PH_SYNC_WAIT);
 	deadline = lab_now(c) + SL_SYNC_TIMEOUT_NS;
-	LAB_COND_LOAD32(c, &st->sync_count, v, (int32_t)(v - nr) >= 0 || lab_now(c) >= deadline,
-			LAB_ACQUIRE);
+	LAB_COND_LOAD32(c, &st->sync_count, v,
+			(int32_t)(v - nr) >= 0 || sl_expired(c, deadline, &late), LAB_ACQUIRE);
 	return (int32_t)(v - nr) >= 0 ? 0 : -ETIMEDOUT;
 }
 

@@ -217,7 +217,7 @@ static size_t conf_list_plugins(char names[][CONF_NAME_LEN], size_t max)
 
 		if (strncmp(e->d_name, "cmdq-", 5) || len < 9 ||
 		    strcmp(e->d_name + len - 3, ".so") || !strcmp(e->d_name, "cmdq-null.so") ||
-		    (len > 7 && !strcmp(e->d_name + len - 7, ".sim.so")) ||
+		    strstr(e->d_name, ".sim.so") || /* sim builds run under the sim engine only */
 		    len - 8 >= CONF_NAME_LEN)
 			continue;
 		snprintf(names[n++], CONF_NAME_LEN, "%.*s", (int)(len - 8), e->d_name + 5);

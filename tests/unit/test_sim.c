@@ -148,7 +148,7 @@ struct run_out {
 };
 
 static void run(native_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t duration_ns,
-		const struct sim_machine *m, struct run_out *out)
+		const struct scenario_machine *m, struct run_out *out)
 {
 	struct host_env *env = host_env_new(ncpus, 1, false);
 	struct hist all;
@@ -180,7 +180,7 @@ static void run(native_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t 
 	host_env_free(env);
 }
 
-static struct sim_machine mach;
+static struct scenario_machine mach;
 
 static void setup(void)
 {
@@ -270,7 +270,7 @@ Test(sim, far_atomics_do_not_move_the_line)
 	struct run_out near_o, far_o;
 
 	run(op_add, 8, 200, 0, &mach, &near_o);
-	mach.atomic = SIM_ATOMIC_FAR;
+	mach.atomic = MACHINE_ATOMIC_FAR;
 	run(op_add, 8, 200, 0, &mach, &far_o);
 	cr_assert_eq(sh->counter, 1600);
 	cr_assert_neq(near_o.st.end_ns, far_o.st.end_ns);
@@ -376,6 +376,7 @@ static void cmdq_cfg(struct scenario_cfg *cfg, uint64_t cpus)
 	cfg->smmu.cons_read_ns = 100;
 	cfg->wl_cmdq.cmds_per_sync = 1;
 	cfg->wl_cmdq.think_ns = 1000;
+	sim_machine_defaults(&cfg->machine);
 }
 
 Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)

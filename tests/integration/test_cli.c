@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The iommulab command line end to end: the quickstart scenario produces its files, graphs
+ * and sane numbers; a bad scenario gives one error per problem and exit status 2, running
+ * nothing; Ctrl-C keeps every finished trial; every shipped config runs (shortened).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <iommulab/plugin.h>
+
+#include "results/csv.h"
+
+#define EXE TEST_BUILD_ROOT "/iommulab"
+#define CONFIGS TEST_SOURCE_ROOT "/configs"
+
+static char tmp[256];
+
+static void make_tmp(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/iommulab-cli-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp));
+}
+
+static void remove_tmp(void)
+{
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	(void)!system(cmd);
+}
+
+TestSuite(cli, .init = make_tmp, .fini = remove_tmp);
+
+/* Run iommulab with argv (NULL-terminated); stderr to tmp/stderr.txt; return exit status. */
+static int run(char *const argv[], pid_t *pid_out)
+{
+	char err_path[300];
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		snprintf(err_path, sizeof(err_path), "%s/stderr.txt", tmp);
+		if (!freopen(err_path, "w", stderr) || !freopen("/dev/null", "w", stdout))
+			_exit(127);
+		execv(EXE, argv);
+		_exit(127);
+	}
+	if (pid_out) {
+		*pid_out = pid;
+		return 0;
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[1 << 16];
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return !stat(path, &st) && st.st_size > 0;
+}
+
+static double num(const struct csv_table *t, size_t row, const char *col)
+{
+	long c = csv_column(t, col);
+	cr_assert_geq(c, 0, "no column %s", col);
+	return atof(t->rows[row][c]);
+}
+
+static const char *str(const struct csv_table *t, size_t row, const char *col)
+{
+	long c = csv_column(t, col);
+	cr_assert_geq(c, 0, "no column %s", col);
+	return t->rows[row][c];
+}
+
+static void load_trials(const char *dir, struct csv_table *t)
+{
+	char path[512], err[256];
+
+	snprintf(path, sizeof(path), "%s/trials.csv", dir);
+	cr_assert_eq(csv_read(path, t, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(cli, quickstart_makes_its_files_graphs_and_sane_numbers, .timeout = 120)
+{
+	char out[300];
+	snprintf(out, sizeof(out), "%s/qs", tmp);
+	char *const argv[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=200",
+			       "--set", "warmup_ms=50", "--set", "repeats=2", "--out", out, NULL };
+
+	cr_assert_eq(run(argv, NULL), 0);
+	for (const char *const *f = (const char *const[]){ "trials.csv", "summary.json",
+							    "scenario.ini", "machine.txt",
+							    "plugins.txt", "plots/latency-op.png",
+							    "plots/latency-op.svg", "plots/throughput.png",
+							    "plots/phases.png", NULL };
+	     *f; f++)
+		cr_assert(exists(out, *f), "%s/%s missing", out, *f);
+
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, 8, "2 cpus x 2 plugins x 2 repeats");
+	for (size_t r = 0; r < t.n_rows; r++) {
+		cr_assert_str_eq(str(&t, r, "status"), "ok");
+		cr_assert_gt(num(&t, r, "ops"), 0);
+		double p50 = num(&t, r, "op_p50_ns");
+		if (!strcmp(str(&t, r, "plugin"), "biglock")) {
+			/* One TLBI + CMD_SYNC cannot return before the device's 880 ns of work. */
+			cr_assert_geq(p50, 880, "biglock p50 %.0f ns", p50);
+			cr_assert_lt(p50, 100000, "biglock p50 %.0f ns", p50);
+			/* One CMD_SYNC per op; the window's edges cut an op or two. */
+			double syncs = num(&t, r, "dev_syncs_per_op");
+			cr_assert(syncs > 0.98 && syncs < 1.02, "%.4f CMD_SYNCs per op", syncs);
+		} else {
+			cr_assert_lt(p50, 1000, "null p50 %.0f ns: the harness alone", p50);
+		}
+		cr_assert_leq(num(&t, r, "ops_min_cpu"), num(&t, r, "ops_max_cpu"));
+	}
+	csv_free(&t);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/summary.json", out);
+	cr_assert(strstr(slurp(path), "\"schema_version\": 1"), "schema_version missing");
+}
+
+Test(cli, a_bad_scenario_gives_one_error_per_problem_and_runs_nothing, .timeout = 30)
+{
+	char out[300];
+	snprintf(out, sizeof(out), "%s/never", tmp);
+	char *const argv[] = { EXE, "run", TEST_SOURCE_ROOT "/tests/fixtures/scenarios/bad-mixed.ini",
+			       "--out", out, NULL };
+
+	cr_assert_eq(run(argv, NULL), 2);
+	char path[300];
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	const char *err = slurp(path);
+	cr_assert(strstr(err, "bad-mixed.ini:3: [smmu] queu_shift: unknown key, did you mean "
+			      "'queue_shift'?"), "%s", err);
+	cr_assert(strstr(err, "bad-mixed.ini:4: [smmu] queue_shift: 70 not in [3, 20]"), "%s", err);
+	cr_assert(strstr(err, "bad-mixed.ini:7: line longer than"), "%s", err);
+	cr_assert(strstr(err, "missing section [scenario]"), "%s", err);
+	cr_assert(strstr(err, "nothing was run"), "%s", err);
+	struct stat st;
+	cr_assert_neq(stat(out, &st), 0, "a results dir was created for an invalid scenario");
+}
+
+Test(cli, ctrl_c_keeps_every_finished_trial, .timeout = 60)
+{
+	char out[300], csv[400];
+	snprintf(out, sizeof(out), "%s/int", tmp);
+	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
+	char *const argv[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=300",
+			       "--set", "warmup_ms=0", "--set", "repeats=5", "--out", out, NULL };
+	pid_t pid;
+
+	run(argv, &pid);
+	/* Wait until at least two trials are on disk, then interrupt. */
+	for (int i = 0; i < 400; i++) {
+		const char *text = slurp(csv);
+		int lines = 0;
+		for (const char *p = text; *p; p++)
+			lines += *p == '\n';
+		if (lines >= 3)
+			break;
+		usleep(50000);
+	}
+	kill(pid, SIGINT);
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
+
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_geq(t.n_rows, 2);
+	cr_assert_lt(t.n_rows, 20, "the run was not interrupted");
+	for (size_t r = 0; r < t.n_rows; r++)
+		cr_assert_str_eq(str(&t, r, "status"), "ok");
+	csv_free(&t);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/summary.json", out);
+	cr_assert(strstr(slurp(path), "\"interrupted\": true"), "summary does not say interrupted");
+}
+
+static void run_config(const char *name, const char *const *extra)
+{
+	char ini[300], out[300];
+	char *argv[24];
+	int n = 0;
+
+	snprintf(ini, sizeof(ini), "%s/%s", CONFIGS, name);
+	snprintf(out, sizeof(out), "%s/%s.out", tmp, name);
+	argv[n++] = EXE;
+	argv[n++] = "run";
+	argv[n++] = ini;
+	for (const char *const *e = (const char *const[]){ "duration_ms=60", "warmup_ms=10",
+							    "repeats=1", NULL };
+	     *e; e++) {
+		argv[n++] = "--set";
+		argv[n++] = (char *)*e;
+	}
+	for (; extra && *extra; extra++) {
+		argv[n++] = "--set";
+		argv[n++] = (char *)*extra;
+	}
+	argv[n++] = "--out";
+	argv[n++] = out;
+	argv[n] = NULL;
+	char path[400];
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	cr_assert_eq(run(argv, NULL), 0, "%s: %s", name, slurp(path));
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_gt(t.n_rows, 0);
+	for (size_t r = 0; r < t.n_rows; r++)
+		cr_assert_str_eq(str(&t, r, "status"), "ok", "%s: %s", str(&t, r, "plugin"),
+				 str(&t, r, "error"));
+	csv_free(&t);
+	cr_assert(exists(out, "plots/throughput.png"), "%s: no graphs", name);
+}
+
+Test(cli, cmdq_ways_runs, .timeout = 120)
+{
+	run_config("cmdq-ways.ini", NULL);
+}
+
+Test(cli, cmdq_batch_runs, .timeout = 120)
+{
+	run_config("cmdq-batch.ini", NULL);
+}
+
+Test(cli, iova_remote_free_runs, .timeout = 120)
+{
+	run_config("iova-remote-free.ini", NULL);
+}
+
+Test(cli, dma_strict_runs, .timeout = 120)
+{
+	run_config("dma-strict.ini", NULL);
+}
+
+Test(cli, help_and_version, .timeout = 10)
+{
+	char *const help[] = { EXE, "--help", NULL };
+	char *const version[] = { EXE, "--version", NULL };
+	char *const bogus[] = { EXE, "frobnicate", NULL };
+
+	cr_assert_eq(run(help, NULL), 0);
+	cr_assert_eq(run(version, NULL), 0);
+	cr_assert_eq(run(bogus, NULL), 2);
+}
+
+Test(cli, broken_plugins_fail_only_their_own_trials, .timeout = 120)
+{
+	char out[300];
+	snprintf(out, sizeof(out), "%s/faulty", tmp);
+	char *const argv[] = { EXE, "--plugin-dir", TEST_BUILD_ROOT "/tests/fixtures/faulty", "run",
+			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faulty.ini", "--out", out,
+			       NULL };
+	static const struct {
+		const char *plugin, *status, *error;
+	} want[] = {
+		{ "biglock", "ok", "" },
+		{ "crash", "failed", "crashed: SIGSEGV" },
+		{ "abort", "failed", "crashed: SIGABRT" },
+		{ "hang", "failed", "no progress (watchdog 500 ms): cpu0 in op" },
+		{ "livelock", "failed", "no progress (watchdog 500 ms): cpu0 in op" },
+		{ "corrupt", "failed", "protocol violation: slot " },
+		{ "null", "ok", "" },
+	};
+
+	cr_assert_eq(run(argv, NULL), 1, "some trials failed: exit status 1");
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, LAB_ARRAY_SIZE(want));
+	for (size_t r = 0; r < t.n_rows; r++) {
+		cr_assert_str_eq(str(&t, r, "plugin"), want[r].plugin);
+		cr_assert_str_eq(str(&t, r, "status"), want[r].status, "%s: %s", want[r].plugin,
+				 str(&t, r, "error"));
+		cr_assert(strstr(str(&t, r, "error"), want[r].error), "%s: %s", want[r].plugin,
+			  str(&t, r, "error"));
+	}
+	cr_assert(strstr(str(&t, 5, "error"), "unknown opcode 0x7f"), "%s", str(&t, 5, "error"));
+	cr_assert_gt(num(&t, 0, "ops"), 0);
+	cr_assert_gt(num(&t, 6, "ops"), 0);
+	csv_free(&t);
+	cr_assert(exists(out, "plots/latency-op.png"), "the good plugins' graphs are missing");
+	cr_assert(exists(out, "summary.json"));
+}
+
+static size_t count_lines(const char *path)
+{
+	size_t n = 0;
+	for (const char *p = slurp(path); *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+Test(cli, resume_finishes_an_interrupted_run_and_keeps_its_rows, .timeout = 120)
+{
+	char out[300], csv[400], before[1 << 15], ini[400];
+	snprintf(out, sizeof(out), "%s/res", tmp);
+	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
+	snprintf(ini, sizeof(ini), "%s/scenario.ini", out);
+	char *const first[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=200",
+				"--set", "warmup_ms=0", "--out", out, NULL };
+	char *const again[] = { EXE, "run", "--resume", out, NULL };
+	pid_t pid;
+	int status;
+
+	run(first, &pid);
+	for (int i = 0; i < 400 && count_lines(csv) < 3; i++)
+		usleep(50000);
+	kill(pid, SIGINT);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert_eq(WEXITSTATUS(status), 130);
+	snprintf(before, sizeof(before), "%s", slurp(csv));
+	size_t done = count_lines(csv) - 1;
+	cr_assert(done >= 2 && done < 12, "%zu trials before the interrupt", done);
+
+	cr_assert_eq(run(again, NULL), 0);
+	cr_assert_eq(count_lines(csv), 12 + 1, "2 cpus x 2 plugins x 3 repeats, once each");
+	cr_assert_eq(strncmp(slurp(csv), before, strlen(before)), 0,
+		     "the rows of the finished trials changed");
+
+	/* A scenario edited since: refused, nothing appended. */
+	FILE *f = fopen(ini, "a");
+	cr_assert_not_null(f);
+	fputs("; edited\n[workload.cmdq]\n", f);
+	fclose(f);
+	cr_assert_eq(run(again, NULL), 2);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	cr_assert(strstr(slurp(path), "was edited since the run started"), "%s", slurp(path));
+	cr_assert_eq(count_lines(csv), 13);
+}
