@@ -62,7 +62,8 @@ static size_t replay_dir(const char *dir, int (*one)(const uint8_t *, size_t))
 Test(fuzz_regressions, scenario, .timeout = 60)
 {
 	size_t seeds = replay_dir(SRC "configs", fuzz_scenario_one) +
-		       replay_dir(SRC "tests/fixtures/scenarios", fuzz_scenario_one);
+		       replay_dir(SRC "tests/fixtures/scenarios", fuzz_scenario_one) +
+		       replay_dir(SRC "tests/fuzz/seeds/scenario", fuzz_scenario_one);
 
 	cr_assert_geq(seeds, 8, "the seed corpus went missing (%zu files)", seeds);
 	replay_dir(SRC "tests/fuzz/regressions/scenario", fuzz_scenario_one);
