@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iommulab verify -- the conformance checks on one cmdq plugin (a dropped-in .so or a name):
- * the oracle of trial_run over a grid of hostile configurations (tiny queues to force wrap
- * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs). Prints
- * pass/fail per check with the first counterexample; exit 0 only if every check passed.
+ * iommulab verify -- the conformance checks on one plugin (a dropped-in .so or a name).
+ * cmdq: the oracle of trial_run over a grid of hostile configurations (tiny queues to force
+ * wrap and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs).
+ * iova: every check of framework/verify/iova_check (the conformance suite's own code).
+ * Prints pass/fail per check with the first counterexample; exit 0 only if every check passed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "params/params.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"
+#include "verify/iova_check.h"
 
 #define VERIFY_OPS_PER_CPU 3000
 
@@ -92,14 +94,46 @@ static void record(struct verdict *v, size_t nv, const struct oracle_report *o, 
 		}
 }
 
+/* Every iova check on d with config pcfg; EXIT_OK only if none failed (skips are fine). */
+static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
+{
+	const struct lab_plugin *d = lp->desc;
+	const struct iova_check *chk;
+	size_t n, failed = 0, skipped = 0;
+
+	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
+	chk = iova_checks(&n);
+	for (size_t i = 0; i < n; i++) {
+		struct iova_check_result res;
+
+		iova_check_run(&chk[i], d, pcfg, &res);
+		printf("  %-28s %s  (%s)\n", chk[i].name, iova_check_verdict_name(res.verdict),
+		       chk[i].summary);
+		if (res.verdict == IOVA_CHECK_FAIL) {
+			printf("      first counterexample: %s\n", res.detail);
+			failed++;
+		} else if (res.verdict == IOVA_CHECK_SKIP) {
+			printf("      skipped: %s\n", res.detail);
+			skipped++;
+		}
+	}
+	if (failed)
+		printf("%zu of %zu checks FAILED\n", failed, n);
+	else
+		printf("all checks passed (%zu skipped as not applicable)\n", skipped);
+	return failed ? EXIT_TRIALS_FAILED : EXIT_OK;
+}
+
 int cmd_verify(int argc, char **argv, struct cli_common *c)
 {
-	struct plugin_registry reg = { 0 };
-	struct diag_list diags = { 0 };
+	struct plugin_registry reg = {0};
+	struct diag_list diags = {0};
 	const struct loaded_plugin *lp = NULL;
-	struct verdict v[] = { { "protocol", true, 0, "" },	 { "exactly_once", true, 0, "" },
-			       { "in_order", true, 0, "" },	 { "sync_complete", true, 0, "" },
-			       { "no_deadlock", true, 0, "" } };
+	struct verdict v[] = {{"protocol", true, 0, ""},
+			      {"exactly_once", true, 0, ""},
+			      {"in_order", true, 0, ""},
+			      {"sync_complete", true, 0, ""},
+			      {"no_deadlock", true, 0, ""}};
 	const char *target = NULL;
 	char err[512];
 	void *pcfg = NULL;
@@ -115,12 +149,15 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		} else if (!target && argv[i][0] != '-') {
 			target = argv[i];
 		} else {
-			fprintf(stderr, "usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
+			fprintf(
+			    stderr,
+			    "usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
 			return EXIT_USAGE;
 		}
 	}
 	if (!target) {
-		fprintf(stderr, "usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
+		fprintf(stderr,
+			"usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
 		return EXIT_USAGE;
 	}
 	if (strstr(target, ".so")) {
@@ -140,10 +177,11 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		}
 	}
 	const struct lab_plugin *d = lp->desc;
-	if (d->kind != LAB_KIND_CMDQ) {
-		fprintf(stderr, "iommulab verify: %s is an %s plugin; verify checks cmdq plugins (the "
-			"iova conformance suite runs under meson test)\n", d->name,
-			plugin_kind_name(d->kind));
+	if (d->kind != LAB_KIND_CMDQ && d->kind != LAB_KIND_IOVA) {
+		fprintf(stderr,
+			"iommulab verify: %s is a plugin of kind %s; verify checks cmdq and "
+			"iova plugins\n",
+			d->name, plugin_kind_name(d->kind));
 		goto out;
 	}
 	pcfg = calloc(1, d->config_size ? d->config_size : 1);
@@ -159,10 +197,14 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 
+	if (d->kind == LAB_KIND_IOVA) {
+		status = verify_iova(lp, pcfg);
+		goto out;
+	}
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
 	uint32_t max_cpus = native_online_cpus() >= 2 ? 2 : 1;
-	static const uint32_t shifts[] = { 3, 4, 8 };
-	static const uint32_t cmds[] = { 1, 5 };
+	static const uint32_t shifts[] = {3, 4, 8};
+	static const uint32_t cmds[] = {1, 5};
 	for (uint32_t cpus = 1; cpus <= max_cpus; cpus++)
 		for (size_t si = 0; si < LAB_ARRAY_SIZE(shifts); si++)
 			for (int msi = 1; msi >= 0; msi--)
@@ -177,13 +219,15 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 					cfg.wl_cmdq.cmds_per_sync = cmds[ci];
 					cfg.wl_cmdq.think_ns = 0;
 					snprintf(where, sizeof(where),
-						 "cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u", cpus,
-						 shifts[si], msi ? "on" : "off", cmds[ci]);
+						 "cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u",
+						 cpus, shifts[si], msi ? "on" : "off", cmds[ci]);
 					memset(&res, 0, sizeof(res));
-					struct trial_request req = { .cfg = &cfg, .cmdq = d,
-								     .cmdq_config = pcfg,
-								     .ops_per_cpu = VERIFY_OPS_PER_CPU,
-								     .oracle = true };
+					struct trial_request req = {.cfg = &cfg,
+								    .cmdq = d,
+								    .cmdq_config = pcfg,
+								    .ops_per_cpu =
+									VERIFY_OPS_PER_CPU,
+								    .oracle = true};
 					if (trial_run(&req, &res, &o)) {
 						fprintf(stderr, "iommulab verify: [%s] %s\n", where,
 							res.error);

@@ -1034,6 +1034,11 @@ static void apply_all(struct loader *L)
 {
 	struct entry *e;
 
+	/* An empty file has no entries array at all: NULL + 0 is undefined (found by fuzzing). */
+	if (!L->n_entries) {
+		check_required(L);
+		return;
+	}
 	for (e = L->entries; e < L->entries + L->n_entries; e++) {
 		if (!skipped(e))
 			apply_first(L, e);
