@@ -416,3 +416,27 @@ Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
 	cr_assert(c.metrics[0].lat.p50 >= 540 && c.metrics[0].lat.p50 < 1500, "p50 %lu",
 		  (unsigned long)c.metrics[0].lat.p50);
 }
+
+/* The speed budget with the device as an agent (the case the cmdq scenarios run). */
+Test(sim_trial, speed_with_the_device, .timeout = 120)
+{
+	struct scenario_cfg cfg;
+	struct trial_result r;
+	const struct lab_plugin *p = load_native("cmpxchg");
+	char cfgbuf[256] = { 0 };
+
+	cmdq_cfg(&cfg, 64);
+	cfg.scenario.duration_ms = 20;
+	cfg.machine.atomic = MACHINE_ATOMIC_FAR;
+	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	const struct sim_stats *st = sim_trial_last_stats();
+	double rate = (double)st->lab_ops / st->host_s;
+	fprintf(stderr, "sim speed (cmdq cmpxchg + device, 64 CPUs): %.1f M lab.h ops per host "
+		"second (%lu ops, %lu switches)\n", rate / 1e6, (unsigned long)st->lab_ops,
+		(unsigned long)st->switches);
+	cr_assert_gt(st->lab_ops, 10000);
+	cr_assert_gt(rate, 1e6);
+}
