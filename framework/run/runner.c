@@ -27,12 +27,14 @@ struct combo {
 
 static bool uses_cmdq(const struct scenario *s)
 {
-	return s->base.scenario.workload != WORKLOAD_IOVA;
+	int w = s->base.scenario.workload;
+	return w == WORKLOAD_CMDQ || w == WORKLOAD_DMA;
 }
 
 static bool uses_iova(const struct scenario *s)
 {
-	return s->base.scenario.workload != WORKLOAD_CMDQ;
+	int w = s->base.scenario.workload;
+	return w == WORKLOAD_IOVA || w == WORKLOAD_DMA;
 }
 
 /* cmdq: each cmdq plugin; iova: each iova plugin; dma: the cross product. */
@@ -47,7 +49,8 @@ static struct combo *combos(const struct scenario *s, size_t *n)
 			struct combo *k = &v[(*n)++];
 			k->cmdq = uses_cmdq(s) ? (int)c : -1;
 			k->iova = uses_iova(s) ? (int)i : -1;
-			snprintf(k->label, sizeof(k->label), "%s%s%s",
+			snprintf(k->label, sizeof(k->label), "%s%s%s%s",
+				 s->base.scenario.workload == WORKLOAD_MICRO ? "micro" : "",
 				 k->cmdq >= 0 ? s->cmdq[c].desc->name : "",
 				 k->cmdq >= 0 && k->iova >= 0 ? "+" : "",
 				 k->iova >= 0 ? s->iova[i].desc->name : "");
@@ -114,6 +117,7 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 	}
 	switch (s->base.scenario.workload) {
 	case WORKLOAD_CMDQ:
+	case WORKLOAD_MICRO:
 		rc = rc ? rc : add_name(&metrics, &n_metrics, "op");
 		break;
 	case WORKLOAD_IOVA:

@@ -19,6 +19,7 @@
 #include "workload/cmdq_wl.h"
 #include "workload/dma_wl.h"
 #include "workload/iova_wl.h"
+#include "workload/micro_wl.h"
 
 #define TRACE_CAP_MAX (8u << 20) /* 128 MiB of trace at most */
 
@@ -41,6 +42,7 @@ struct trial {
 	struct cmdq_wl *cwl;
 	struct iova_wl *iwl;
 	struct dma_wl *dwl;
+	struct micro_wl *mwl;
 	native_op_fn op;
 	void *op_arg;
 	const char *metrics[2];
@@ -204,6 +206,17 @@ static int setup_workload(struct trial *t, struct trial_result *res)
 			goto oom;
 	}
 	switch (cfg->scenario.workload) {
+	case WORKLOAD_MICRO:
+		t->mwl = micro_wl_new((enum micro_op)cfg->wl_micro.op, cfg->wl_micro.think_ns,
+				      t->ncpus);
+		if (!t->mwl)
+			goto oom;
+		/* Framework code, built for both engines (framework/sim/micro_sim.c). */
+		t->op = cfg->scenario.engine == ENGINE_SIM ? micro_wl_op_sim : micro_wl_op;
+		t->op_arg = t->mwl;
+		t->metrics[0] = "op";
+		t->n_metrics = 1;
+		return 0;
 	case WORKLOAD_CMDQ:
 		t->cwl = cmdq_wl_new(t->cops, t->cstate, t->dev, t->ncpus,
 				     (uint32_t)cfg->wl_cmdq.cmds_per_sync, cfg->wl_cmdq.think_ns,
@@ -391,6 +404,9 @@ static void judge(struct trial *t, struct trial_result *res)
 	const char *viol = t->dev ? smmu_error(t->dev) : NULL;
 	const char *err = t->cwl ? cmdq_wl_error(t->cwl) : t->dwl ? dma_wl_error(t->dwl) : NULL;
 
+	if (!err && t->mwl && !t->nres.hung)
+		err = micro_wl_error(t->mwl);
+
 	if (viol)
 		fail(res, "protocol violation: %s", viol);
 	else if (t->nres.hung)
@@ -428,6 +444,7 @@ static void teardown(struct trial *t, struct trial_result *res)
 		t->cops->fini(t->cstate);
 	cmdq_wl_free(t->cwl);
 	dma_wl_free(t->dwl);
+	micro_wl_free(t->mwl);
 	iova_wl_free(t->iwl);
 	native_result_free(&t->nres, t->ncpus);
 	smmu_free(t->dev);
@@ -442,9 +459,11 @@ static int run(const struct trial_request *req, struct trial_result *res,
 	struct trial t = { .req = req, .cfg = req->cfg, .ncpus = (uint32_t)req->cfg->scenario.cpus };
 	int rc;
 
-	if (req->cfg->scenario.workload != WORKLOAD_IOVA)
+	int wl = req->cfg->scenario.workload;
+
+	if (wl == WORKLOAD_CMDQ || wl == WORKLOAD_DMA)
 		t.cops = req->cmdq ? req->cmdq->ops : NULL;
-	if (req->cfg->scenario.workload != WORKLOAD_CMDQ)
+	if (wl == WORKLOAD_IOVA || wl == WORKLOAD_DMA)
 		t.iops = req->iova ? req->iova->ops : NULL;
 	rc = setup(&t, res);
 	if (rc)
@@ -511,8 +530,9 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 		if (rc)
 			return rc;
 	}
-	if ((cfg->scenario.workload != WORKLOAD_IOVA && !req->cmdq) ||
-	    (cfg->scenario.workload != WORKLOAD_CMDQ && !req->iova)) {
+	int wl = cfg->scenario.workload;
+	if (((wl == WORKLOAD_CMDQ || wl == WORKLOAD_DMA) && !req->cmdq) ||
+	    ((wl == WORKLOAD_IOVA || wl == WORKLOAD_DMA) && !req->iova)) {
 		fail(res, "this workload needs a %s plugin", !req->cmdq ? "cmdq" : "iova");
 		return -EINVAL;
 	}

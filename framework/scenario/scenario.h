@@ -26,7 +26,7 @@
  */
 #define SCENARIO_MAX_LINE 199
 
-enum workload_kind { WORKLOAD_CMDQ = 0, WORKLOAD_IOVA, WORKLOAD_DMA };
+enum workload_kind { WORKLOAD_CMDQ = 0, WORKLOAD_IOVA, WORKLOAD_DMA, WORKLOAD_MICRO };
 enum engine_kind { ENGINE_NATIVE = 0, ENGINE_SIM };
 enum device_mode { DEVICE_INLINE = 0, DEVICE_THREAD };
 enum oversubscribe_policy { OVERSUBSCRIBE_REFUSE = 0, OVERSUBSCRIBE_ALLOW };
@@ -80,8 +80,14 @@ struct scenario_wl_dma {
 	uint64_t dma_bits;
 };
 
+/* [workload.micro] (see framework/workload/micro_wl.h) */
+struct scenario_wl_micro {
+	int op;			/* enum micro_op: atomic_add | cas_add | ticket_lock */
+	uint64_t think_ns;	/* local work after each op */
+};
+
 /* [machine]: the simulated machine (engine = sim only; see framework/sim/sim.h) */
-enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR };
+enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR, MACHINE_ATOMIC_ADAPTIVE };
 struct scenario_machine {
 	char *topology;		/* core-to-core CSV, resolved against the INI's folder; "" uniform */
 	double line_ns;		/* core-to-core transfer without a topology */
@@ -90,7 +96,7 @@ struct scenario_machine {
 	double atomic_ns;	/* read-modify-write once the line is there */
 	double op_ns;		/* added to every lab.h operation */
 	double occupancy;	/* fraction of a transfer during which the line serves nobody else */
-	int atomic;		/* enum machine_atomic: near (x86) | far (Arm LSE) */
+	int atomic;		/* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */
 	double poll_ns;		/* one MMIO register poll */
 };
 
@@ -101,6 +107,7 @@ struct scenario_cfg {
 	struct scenario_wl_iova wl_iova;
 	struct scenario_wl_dma wl_dma;
 	struct scenario_machine machine;
+	struct scenario_wl_micro wl_micro;
 };
 
 /* One fixed section: its name, its table, and where its struct sits in scenario_cfg. */

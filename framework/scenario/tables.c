@@ -18,7 +18,7 @@
 
 #define NS_MAX 100000000 /* 100 ms: far beyond any real SMMU command, still a sane bound */
 
-static const char *const workload_choices[] = { "cmdq", "iova", "dma", NULL };
+static const char *const workload_choices[] = { "cmdq", "iova", "dma", "micro", NULL };
 static const char *const engine_choices[] = { "native", "sim", NULL };
 static const char *const oversubscribe_choices[] = { "refuse", "allow", NULL };
 static const char *const device_choices[] = { "inline", "thread", NULL };
@@ -118,7 +118,7 @@ static const struct lab_param wl_dma_params[] = {
 	  "the device's DMA mask (dma_map_benchmark's -b, 32 by default)"),
 };
 
-static const char *const atomic_choices[] = { "near", "far", NULL };
+static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };
 
 /* Defaults: a generic mesh server core; configs name the real machine (configs/topologies). */
 static const struct lab_param machine_params[] = {
@@ -138,9 +138,20 @@ static const struct lab_param machine_params[] = {
 	P(scenario_machine, occupancy, LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
 	  "fraction of a transfer during which the line cannot serve the next requester"),
 	P(scenario_machine, atomic, LAB_PARAM_ENUM, "near", 0, 0, atomic_choices,
-	  "near: the line moves to the requester (x86); far: done at the home (Arm LSE)"),
+	  "near: the line moves to the requester (x86); far: done at the home (Arm LSE); "
+	  "adaptive: near while no other core holds the line, far once it is contended (N1)"),
 	P(scenario_machine, poll_ns, LAB_PARAM_DOUBLE, "50", 0.001, 1e9, NULL,
 	  "one iteration of an MMIO register poll (lab_spin_wait with no line)"),
+};
+
+static const char *const micro_op_choices[] = { "atomic_add", "cas_add", "ticket_lock", NULL };
+
+static const struct lab_param wl_micro_params[] = {
+	P(scenario_wl_micro, op, LAB_PARAM_ENUM, "atomic_add", 0, 0, micro_op_choices,
+	  "the primitive every CPU repeats on one shared line: fetch-add, CAS retry loop, or "
+	  "ticket spinlock around an increment"),
+	P(scenario_wl_micro, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "local work after each op (0: back to back)"),
 };
 
 /* Append new sections here. */
@@ -151,6 +162,8 @@ static const struct scenario_section sections[] = {
 	SECTION("workload.iova", wl_iova, wl_iova_params, "the iova workload: who allocates, who frees"),
 	SECTION("workload.dma", wl_dma, wl_dma_params, "the dma workload: map + unmap in strict mode"),
 	SECTION("machine", machine, machine_params, "the simulated machine (engine = sim)"),
+	SECTION("workload.micro", wl_micro, wl_micro_params,
+		"the micro workload: one primitive on one shared line (calibration)"),
 };
 
 const struct scenario_section *scenario_sections(size_t *n)

@@ -108,12 +108,16 @@ static void dev_advance(void *arg)
 	smmu_advance(arg);
 }
 
+/*
+ * The device writes memory CPUs may sleep on (MSI words, its CONS) only when it consumes,
+ * and every consumption moves CONS. Read on every switch, so it must be cheap: the register
+ * (one load), not smmu_get_stats() (a lock and a copy). CONS wraps after 2 x queue entries,
+ * at most one queue's worth of which can be outstanding, so two reads a wrap apart would need
+ * a CPU to publish and the device to consume a whole queue twice between two switches.
+ */
 static uint64_t dev_progress(void *arg)
 {
-	struct smmu_stats st;
-
-	smmu_get_stats(arg, &st);
-	return st.consumed;
+	return smmu_cons(arg);
 }
 
 int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,

@@ -250,7 +250,7 @@ Test(scenario, value_errors, .timeout = 5)
 {
 	static const char *const exp[] = {
 		":2: [scenario] cpus: 'abc' is not an integer",
-		":3: [scenario] workload: 'disk' is not one of: cmdq, iova, dma",
+		":3: [scenario] workload: 'disk' is not one of: cmdq, iova, dma, micro",
 		":4: [scenario] phases: 'maybe' is not one of: true, false",
 		":5: [scenario] seed: '-1' is negative",
 		":7: [workload.cmdq] cmds_per_sync: 257 not in [0, 256]",

@@ -22,6 +22,7 @@
 #include "sim/ctx.h"
 #include "sim/sim.h"
 #include "sim/sim_trial.h"
+#include "workload/micro_wl.h"
 
 /* ---- ctx ---------------------------------------------------------------------------------- */
 
@@ -415,4 +416,58 @@ Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
 	cr_log_info("1 cpu p50 %lu ns", (unsigned long)c.metrics[0].lat.p50);
 	cr_assert(c.metrics[0].lat.p50 >= 540 && c.metrics[0].lat.p50 < 1500, "p50 %lu",
 		  (unsigned long)c.metrics[0].lat.p50);
+}
+
+/* The speed budget with the device as an agent (the case the cmdq scenarios run). */
+Test(sim_trial, speed_with_the_device, .timeout = 120)
+{
+	struct scenario_cfg cfg;
+	struct trial_result r;
+	const struct lab_plugin *p = load_native("cmpxchg");
+	char cfgbuf[256] = { 0 };
+
+	cmdq_cfg(&cfg, 64);
+	cfg.scenario.duration_ms = 20;
+	cfg.machine.atomic = MACHINE_ATOMIC_FAR;
+	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	const struct sim_stats *st = sim_trial_last_stats();
+	double rate = (double)st->lab_ops / st->host_s;
+	fprintf(stderr, "sim speed (cmdq cmpxchg + device, 64 CPUs): %.1f M lab.h ops per host "
+		"second (%lu ops, %lu switches)\n", rate / 1e6, (unsigned long)st->lab_ops,
+		(unsigned long)st->switches);
+	cr_assert_gt(st->lab_ops, 10000);
+	cr_assert_gt(rate, 1e6);
+}
+
+/* The micro workload through a whole trial, on both engines: no lost updates, sane costs. */
+Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
+{
+	for (int op = MICRO_ATOMIC_ADD; op <= MICRO_TICKET_LOCK; op++) {
+		for (int engine = ENGINE_NATIVE; engine <= ENGINE_SIM; engine++) {
+			struct scenario_cfg cfg;
+			struct trial_result r;
+
+			memset(&cfg, 0, sizeof(cfg));
+			cfg.scenario.workload = WORKLOAD_MICRO;
+			cfg.scenario.engine = engine;
+			cfg.scenario.cpus = engine == ENGINE_SIM ? 8 : 2; /* at most 2 busy natively */
+			cfg.scenario.oversubscribe = OVERSUBSCRIBE_ALLOW;
+			cfg.scenario.duration_ms = engine == ENGINE_SIM ? 1 : 20;
+			cfg.scenario.watchdog_ms = 1000;
+			cfg.wl_micro.op = op;
+			sim_machine_defaults(&cfg.machine);
+			cfg.machine.atomic = MACHINE_ATOMIC_ADAPTIVE;
+			struct trial_request req = { .cfg = &cfg };
+			memset(&r, 0, sizeof(r));
+			cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
+			cr_assert_eq(r.status, TRIAL_OK, "op %d engine %d: %s", op, engine, r.error);
+			cr_assert_gt(r.ops, 100, "op %d engine %d", op, engine);
+			double ns_per_op = (double)r.cpus / r.ops_per_sec * 1e9;
+			cr_assert(ns_per_op > 0.5 && ns_per_op < 1e6, "op %d engine %d: %g ns", op,
+				  engine, ns_per_op);
+		}
+	}
 }

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * micro_wl -- the micro workload: every CPU repeatedly does one primitive on one shared cache
+ * line, through lab.h, so that both engines run it and the sim's memory model can be checked
+ * against measured hardware (configs/calibration/, `iommulab calibrate`):
+ *   atomic_add   one fetch-and-add on a shared counter (LSE ldadd on Arm, lock xadd on x86);
+ *   cas_add      a load, then a compare-and-swap retry loop adding one to that counter;
+ *   ticket_lock  a ticket spinlock (lab_spin_lock) around a plain increment of a counter in
+ *                the same line as the lock.
+ * These are the `atomic add`, `cas add` and `ticket spin` implementations of
+ * travisdowns/concurrency-hierarchy-bench, whose Nanos/Op is the per-thread time per op.
+ */
+#ifndef IOMMULAB_MICRO_WL_H
+#define IOMMULAB_MICRO_WL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/lab.h>
+
+#include "stats/histogram.h"
+
+enum micro_op { MICRO_ATOMIC_ADD = 0, MICRO_CAS_ADD, MICRO_TICKET_LOCK };
+
+struct micro_wl;
+
+/* think_ns: local work after each op (0: back to back, as the benchmark). NULL when out of
+ * memory. */
+struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus);
+void micro_wl_free(struct micro_wl *w);
+
+/* One op, native build (a native_op_fn; metric 0 is the op's latency). */
+int micro_wl_op(void *arg, struct lab_cpu *c, struct hist *h, bool measuring);
+/* The same op built against the sim binding of lab.h (framework/sim/micro_sim.c). */
+int micro_wl_op_sim(void *arg, struct lab_cpu *c, struct hist *h, bool measuring);
+
+/* After a trial: NULL, or why the shared counter disagrees with the ops done (lost updates). */
+const char *micro_wl_error(struct micro_wl *w);
+
+#endif /* IOMMULAB_MICRO_WL_H */
