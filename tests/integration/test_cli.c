@@ -49,6 +49,13 @@ static int run(char *const argv[], pid_t *pid_out)
 		snprintf(err_path, sizeof(err_path), "%s/stderr.txt", tmp);
 		if (!freopen(err_path, "w", stderr) || !freopen("/dev/null", "w", stdout))
 			_exit(127);
+		/* Under AddressSanitizer a plugin's SIGSEGV or abort must still kill the trial's
+		 * process by that signal, as it does in a normal build. */
+		const char *asan = getenv("ASAN_OPTIONS");
+		char opts[1024];
+		snprintf(opts, sizeof(opts), "%s%shandle_segv=0:handle_abort=0", asan ? asan : "",
+			 asan && *asan ? ":" : "");
+		setenv("ASAN_OPTIONS", opts, 1);
 		execv(EXE, argv);
 		_exit(127);
 	}
