@@ -18,6 +18,7 @@
 #include "run/isolate.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
+#include "util/fs.h"
 
 static volatile int stop_requested;
 
@@ -260,24 +261,6 @@ static int check_resumable(const char *dir, const struct scenario *s)
 	return 0;
 }
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0777) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0777) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static const struct lab_plugin *lookup(void *ctx, const char *name)
 {
 	const struct loaded_plugin *p = registry_find(ctx, name, NULL);
@@ -381,7 +364,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		(double)runner_n_trials(s) *
 			(double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0,
 		dir);
-	if (!resume && (mkdir_p(dir) || write_run_files(dir, s, &clk))) {
+	if (!resume && (util_mkdir_p(dir) || write_run_files(dir, s, &clk))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
 	}

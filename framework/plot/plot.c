@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "results/csv.h"
+#include "util/fs.h"
 #include "stats/stats.h"
 
 extern char **environ;
@@ -61,19 +62,6 @@ struct plot_ctx {
 	long *row_x, *row_line; /* per row; -1 for rows not plotted */
 };
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 static int set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -164,7 +152,7 @@ static char *line_label(struct plot_ctx *c, char **row)
 	for (size_t i = 0; i < c->n_other; i++) {
 		const char *name = c->t.header[c->other_axes[i]];
 		const char *dot = strrchr(name, '.');
-		char *part = xasprintf(" %s=%s", dot ? dot + 1 : name, row[c->other_axes[i]]);
+		char *part = util_asprintf(" %s=%s", dot ? dot + 1 : name, row[c->other_axes[i]]);
 
 		if (!part) {
 			free(s);
@@ -327,7 +315,7 @@ static char *find_program(const char *prog)
 	for (const char *p = path;;) {
 		const char *colon = strchr(p, ':');
 		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		char *cand = xasprintf("%.*s/%s", (int)len, len ? p : ".", prog);
+		char *cand = util_asprintf("%.*s/%s", (int)len, len ? p : ".", prog);
 
 		if (cand && is_executable(cand))
 			return cand;
@@ -399,11 +387,11 @@ static void gp_quote(FILE *f, const char *s)
 static int render(struct plot_ctx *c, const char *name, const char *template,
 		  const char *const args[6])
 {
-	char *gp = xasprintf("%s/%s.gp", c->plots_dir, name);
-	char *dat = xasprintf("%s/%s.dat", c->plots_dir, name);
-	char *tpl = xasprintf("%s/%s", c->template_dir, template);
-	char *out[2] = { xasprintf("%s/%s.png", c->plots_dir, name),
-			 xasprintf("%s/%s.svg", c->plots_dir, name) };
+	char *gp = util_asprintf("%s/%s.gp", c->plots_dir, name);
+	char *dat = util_asprintf("%s/%s.dat", c->plots_dir, name);
+	char *tpl = util_asprintf("%s/%s", c->template_dir, template);
+	char *out[2] = { util_asprintf("%s/%s.png", c->plots_dir, name),
+			 util_asprintf("%s/%s.svg", c->plots_dir, name) };
 	static const char *const ext[2] = { "png", "svg" };
 	FILE *f = NULL;
 	int ret = -ENOMEM;
@@ -495,7 +483,7 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	struct mean_ci *ci = calloc(n_blocks * c->n_x + 1, sizeof(*ci));
 	double *vals = malloc((c->t.n_rows + 1) * sizeof(*vals));
 	bool *have_line = calloc(c->n_lines + 1, sizeof(bool));
-	char *dat = xasprintf("%s/%s.dat", c->plots_dir, name);
+	char *dat = util_asprintf("%s/%s.dat", c->plots_dir, name);
 	char *labels = NULL, *xlabel = NULL, flags[64] = "";
 	size_t labels_len = 0;
 	FILE *f = NULL, *lf = NULL;
@@ -593,7 +581,7 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 		 points ? "points catx " : "", !points && !c->x_numeric ? "catx " : "",
 		 !points && c->n_x <= 12 ? "datatics " : "", n_series == 2 ? "paired" : "");
 	if (points)
-		xlabel = xasprintf("%s = %s", c->x_name, c->xs[0]);
+		xlabel = util_asprintf("%s = %s", c->x_name, c->xs[0]);
 	else
 		xlabel = strdup(c->x_name);
 	if (!xlabel)
@@ -631,9 +619,9 @@ static int plot_latency(struct plot_ctx *c)
 		if (len <= 7 || strcmp(h + len - 7, "_p50_ns"))
 			continue;
 		char *metric = strndup(h, len - 7);
-		char *p99 = metric ? xasprintf("%s_p99_ns", metric) : NULL;
-		char *name = metric ? xasprintf("latency-%s", metric) : NULL;
-		char *title = metric ? xasprintf("%s latency: p50 (filled) and p99 (open, dashed), "
+		char *p99 = metric ? util_asprintf("%s_p99_ns", metric) : NULL;
+		char *name = metric ? util_asprintf("latency-%s", metric) : NULL;
+		char *title = metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
 						 "mean of repeats with 95%% CI", metric)
 				     : NULL;
 		int ret = -ENOMEM;
@@ -673,7 +661,7 @@ static int plot_counters(struct plot_ctx *c)
 {
 	for (size_t i = 0; i < c->t.n_cols; i++) {
 		const char *h = c->t.header[i];
-		char *per = xasprintf("%s_per_op", h);
+		char *per = util_asprintf("%s_per_op", h);
 		long cp = per ? csv_column(&c->t, per) : -1;
 		int ret = 0;
 
@@ -685,8 +673,8 @@ static int plot_counters(struct plot_ctx *c)
 		/* A level (things held) leaves _per_op empty: plot the level itself. */
 		if (!events && !column_has_value(c, (long)i))
 			continue;
-		char *name = xasprintf("counter-%s", h);
-		char *title = events ? xasprintf("%s per op", h) : xasprintf("%s at the end", h);
+		char *name = util_asprintf("counter-%s", h);
+		char *title = events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
 		struct series s = { events ? cp : (long)i, NULL };
 
 		if (name && title) {
@@ -713,7 +701,7 @@ static int plot_phases(struct plot_ctx *c)
 	size_t n_ph = 0;
 	long *cols = malloc((c->t.n_cols + 1) * sizeof(*cols));
 	double *vals = malloc((c->t.n_rows + 1) * sizeof(*vals));
-	char *dat = xasprintf("%s/phases.dat", c->plots_dir);
+	char *dat = util_asprintf("%s/phases.dat", c->plots_dir);
 	char *labels = NULL, *title = NULL;
 	size_t labels_len = 0, xi = c->n_x - 1, bars = 0;
 	FILE *f = NULL, *lf = NULL;
@@ -780,7 +768,7 @@ static int plot_phases(struct plot_ctx *c)
 	for (char *p = labels; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == '"')
 			*p = '_';
-	title = xasprintf("Time per op in each phase at %s = %s (mean of repeats)", c->x_name,
+	title = util_asprintf("Time per op in each phase at %s = %s (mean of repeats)", c->x_name,
 			  c->xs[xi]);
 	if (!title) {
 		ret = -ENOMEM;
@@ -812,8 +800,8 @@ static int copy_templates(struct plot_ctx *c)
 	char buf[8192];
 
 	for (size_t i = 0; i < sizeof(template_names) / sizeof(template_names[0]); i++) {
-		char *src = xasprintf("%s/%s", c->template_dir, template_names[i]);
-		char *dst = xasprintf("%s/%s", c->plots_dir, template_names[i]);
+		char *src = util_asprintf("%s/%s", c->template_dir, template_names[i]);
+		char *dst = util_asprintf("%s/%s", c->plots_dir, template_names[i]);
 		FILE *in = NULL, *out = NULL;
 		int ret = 0;
 
@@ -852,7 +840,7 @@ next:
 
 static int load_table(struct plot_ctx *c)
 {
-	char *path = xasprintf("%s/trials.csv", c->dir);
+	char *path = util_asprintf("%s/trials.csv", c->dir);
 	int ret;
 
 	if (!path)
@@ -938,7 +926,7 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 	if (ret)
 		goto out;
 
-	c.plots_dir = xasprintf("%s/plots", results_dir);
+	c.plots_dir = util_asprintf("%s/plots", results_dir);
 	if (!c.plots_dir) {
 		ret = -ENOMEM;
 		goto out;
@@ -953,7 +941,7 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 
 	c.gnuplot = find_program(gnuplot ? gnuplot : "gnuplot");
 	if (c.gnuplot) {
-		c.log_path = xasprintf("%s/gnuplot.log", c.plots_dir);
+		c.log_path = util_asprintf("%s/gnuplot.log", c.plots_dir);
 		if (!c.log_path) {
 			ret = -ENOMEM;
 			goto out;

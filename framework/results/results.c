@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "results/csv.h"
+#include "util/fs.h"
 #include "stats/stats.h"
 
 /* How a column's text is typed in summary.json. */
@@ -63,19 +64,6 @@ static const struct {
 enum { F_CPUS, F_ENGINE, F_DEVICE, F_OVERSUB, F_DURATION, F_OPS, F_OPS_PER_SEC, F_OPS_MIN,
        F_OPS_MAX };
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
 
 static int add_col(struct results *r, size_t *cap, char *name, enum col_type type)
 {
@@ -130,58 +118,24 @@ static int build_columns(struct results *r, const struct results_layout *l)
 	r->c_metrics = r->n_cols;
 	for (size_t m = 0; m < l->n_metrics; m++)
 		for (size_t s = 0; s < N_METRIC_COLS; s++)
-			ret |= add_col(r, &cap, xasprintf("%s_%s", l->metrics[m], metric_suffix[s]),
+			ret |= add_col(r, &cap, util_asprintf("%s_%s", l->metrics[m], metric_suffix[s]),
 				       COL_NUM);
 	r->c_phases = r->n_cols;
 	for (size_t p = 0; p < l->n_phases; p++)
-		ret |= add_col(r, &cap, xasprintf("phase_%s_ns", l->phases[p]), COL_NUM);
+		ret |= add_col(r, &cap, util_asprintf("phase_%s_ns", l->phases[p]), COL_NUM);
 	r->c_counters = r->n_cols;
 	for (size_t c = 0; c < l->n_counters; c++) {
 		ret |= add_col(r, &cap, strdup(l->counters[c]), COL_NUM);
-		ret |= add_col(r, &cap, xasprintf("%s_per_op", l->counters[c]), COL_NUM);
+		ret |= add_col(r, &cap, util_asprintf("%s_per_op", l->counters[c]), COL_NUM);
 	}
 	r->c_error = r->n_cols;
 	ret |= add_col(r, &cap, strdup("error"), COL_STR);
 	return ret ? -ENOMEM : 0;
 }
 
-/* mkdir -p: create every missing component of path. */
-static int mkdir_p(const char *path)
-{
-	char *p = strdup(path);
-	int ret = 0;
-
-	if (!p)
-		return -ENOMEM;
-	for (char *s = p + 1;; s++) {
-		if (*s != '/' && *s != '\0')
-			continue;
-		char c = *s;
-
-		*s = '\0';
-		if (mkdir(p, 0755) && errno != EEXIST) {
-			ret = -errno;
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	free(p);
-	if (!ret) {
-		struct stat st;
-
-		if (stat(path, &st))
-			ret = -errno;
-		else if (!S_ISDIR(st.st_mode))
-			ret = -ENOTDIR;
-	}
-	return ret;
-}
-
 static char *path_join(const char *dir, const char *name)
 {
-	return xasprintf("%s/%s", dir, name);
+	return util_asprintf("%s/%s", dir, name);
 }
 
 struct results *results_create(const char *dir, const struct results_layout *layout, char *err,
@@ -202,7 +156,7 @@ struct results *results_create(const char *dir, const struct results_layout *lay
 		snprintf(err, err_len, "out of memory");
 		goto fail;
 	}
-	ret = mkdir_p(dir);
+	ret = util_mkdir_p(dir);
 	if (ret) {
 		snprintf(err, err_len, "%s: cannot create the results directory: %s", dir,
 			 strerror(-ret));
@@ -349,13 +303,13 @@ static void set_str(char **f, size_t c, const char *s)
 
 static void set_u64(char **f, size_t c, uint64_t v)
 {
-	f[c] = xasprintf("%" PRIu64, v);
+	f[c] = util_asprintf("%" PRIu64, v);
 }
 
 static void set_dbl(char **f, size_t c, double v)
 {
 	/* 10 significant digits: ops/s in the millions keep their units; NaN/inf stay empty. */
-	f[c] = isfinite(v) ? xasprintf("%.10g", v) : NULL;
+	f[c] = isfinite(v) ? util_asprintf("%.10g", v) : NULL;
 }
 
 static void free_row(char **f, size_t n)
@@ -428,7 +382,7 @@ static char **format_row(const struct results *r, const struct trial_result *t)
 			set_u64(f, c + 7, m->lat.max);
 		}
 		for (uint32_t i = 0; i < t->n_phases && i < LAB_MAX_PHASES; i++) {
-			char *name = t->phases[i].name ? xasprintf("phase_%s_ns", t->phases[i].name)
+			char *name = t->phases[i].name ? util_asprintf("phase_%s_ns", t->phases[i].name)
 						       : NULL;
 			long k = name ? find_name(r->cols + r->c_phases, r->n_phases, name) : -1;
 
@@ -791,7 +745,7 @@ void results_close(struct results *r)
 int results_write_file(const char *dir, const char *name, const char *text)
 {
 	char *path = path_join(dir, name);
-	char *tmp = xasprintf("%s/%s.tmp", dir, name);
+	char *tmp = util_asprintf("%s/%s.tmp", dir, name);
 	size_t len = text ? strlen(text) : 0;
 	int fd = -1, ret = 0;
 
