@@ -112,6 +112,16 @@ static bool opcode_known(uint32_t op)
 	}
 }
 
+/* A CMD_SYNC the fault injection makes late: every sync_delay_every-th one. */
+static uint64_t sync_delay(const struct smmu_dev *dev)
+{
+	const struct scenario_faults *f = &dev->cfg.faults;
+
+	if (!f->sync_delay_ns || (dev->stats.syncs + 1) % f->sync_delay_every)
+		return 0;
+	return f->sync_delay_ns;
+}
+
 static uint64_t service_ns(const struct smmu_dev *dev, const struct lab_cmd *cmd)
 {
 	const struct scenario_smmu *t = &dev->cfg.timing;
@@ -132,7 +142,7 @@ static uint64_t service_ns(const struct smmu_dev *dev, const struct lab_cmd *cmd
 	case LAB_CMD_ATC_INV:
 		return t->atc_inv_ns;
 	case LAB_CMD_SYNC:
-		return t->sync_ns;
+		return t->sync_ns + sync_delay(dev);
 	default:
 		return t->other_ns;
 	}
@@ -192,6 +202,13 @@ static void consume_one(struct smmu_dev *dev, uint32_t idx)
 	uint32_t *msi_word = NULL;
 	uint32_t msidata = 0;
 
+	if (dev->cfg.faults.illegal_cmd_at && dev->stats.consumed + 1 == dev->cfg.faults.illegal_cmd_at) {
+		violation(dev,
+			  "slot %u: the device rejected command %" PRIu64 " (opcode 0x%02x) as illegal "
+			  "and stopped (fault injected by [faults] illegal_cmd_at; CONS 0x%x, PROD 0x%x)",
+			  idx, dev->stats.consumed + 1, op, dev->cons, dev->prod);
+		return;
+	}
 	if (cur.dw[0] != pub->dw[0] || cur.dw[1] != pub->dw[1]) {
 		violation(dev,
 			  "slot %u rewritten after it was published and before it was consumed: "

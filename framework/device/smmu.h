@@ -41,6 +41,7 @@ struct smmu_config {
 	struct scenario_smmu timing;	 /* service times and MMIO costs (ns) */
 	uint32_t ncpus;			 /* for per-CPU tags (the harness's oracle) */
 	uint64_t trace_cap;		 /* record up to this many consumed commands (0: none) */
+	struct scenario_faults faults;	 /* injected: late CMD_SYNCs, a rejected command */
 	/* Called once, from whichever thread found it, on the first protocol violation. */
 	void (*on_violation)(void *arg);
 	void *violation_arg;

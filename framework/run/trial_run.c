@@ -119,6 +119,7 @@ static int setup_device(struct trial *t, struct trial_result *res)
 		.ncpus = t->ncpus,
 		.on_violation = on_violation,
 		.violation_arg = t->env,
+		.faults = cfg->faults,
 	};
 
 	if (t->req->oracle) {
@@ -482,6 +483,8 @@ static int run(const struct trial_request *req, struct trial_result *res,
 		.on_measure = snapshot_device,
 		.measure_arg = &t,
 	};
+	/* Injected allocation failures start with the run: set-up is not what is tested. */
+	host_env_set_alloc_fault(t.env, t.cfg->faults.alloc_fail_every);
 	if (t.cfg->scenario.engine == ENGINE_SIM)
 		rc = sim_trial_run(&job, t.cfg, t.dev, &t.nres);
 	else

@@ -100,6 +100,14 @@ struct scenario_machine {
 	double poll_ns;		/* one MMIO register poll */
 };
 
+/* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */
+struct scenario_faults {
+	uint64_t alloc_fail_every; /* every N-th lab_alloc() fails (0: never) */
+	uint64_t sync_delay_ns;	   /* extra device time on a CMD_SYNC ... */
+	uint64_t sync_delay_every; /* ... on every k-th one */
+	uint64_t illegal_cmd_at;   /* the device rejects the N-th command it consumes (0: never) */
+};
+
 struct scenario_cfg {
 	struct scenario_main scenario;
 	struct scenario_smmu smmu;
@@ -108,6 +116,7 @@ struct scenario_cfg {
 	struct scenario_wl_dma wl_dma;
 	struct scenario_machine machine;
 	struct scenario_wl_micro wl_micro;
+	struct scenario_faults faults;
 };
 
 /* One fixed section: its name, its table, and where its struct sits in scenario_cfg. */

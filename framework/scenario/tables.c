@@ -154,6 +154,17 @@ static const struct lab_param wl_micro_params[] = {
 	  "local work after each op (0: back to back)"),
 };
 
+static const struct lab_param faults_params[] = {
+	P(scenario_faults, alloc_fail_every, LAB_PARAM_UINT, "0", 0, 1000000000, NULL,
+	  "every N-th shared allocation during the run fails (0: never): the kernel's fallbacks"),
+	P(scenario_faults, sync_delay_ns, LAB_PARAM_UINT, "0", 0, 10000000000.0, NULL,
+	  "extra device time on a CMD_SYNC (a late completion; past 1 s the kernel's poll times out)"),
+	P(scenario_faults, sync_delay_every, LAB_PARAM_UINT, "1", 1, 1000000000, NULL,
+	  "apply sync_delay_ns to every k-th CMD_SYNC"),
+	P(scenario_faults, illegal_cmd_at, LAB_PARAM_UINT, "0", 0, 1000000000000.0, NULL,
+	  "the device rejects the N-th command it consumes as illegal (CMDQ_ERR; 0: never)"),
+};
+
 /* Append new sections here. */
 static const struct scenario_section sections[] = {
 	SECTION("scenario", scenario, main_params, "what to run: workload, engine, CPUs, timing"),
@@ -162,6 +173,8 @@ static const struct scenario_section sections[] = {
 	SECTION("workload.iova", wl_iova, wl_iova_params, "the iova workload: who allocates, who frees"),
 	SECTION("workload.dma", wl_dma, wl_dma_params, "the dma workload: map + unmap in strict mode"),
 	SECTION("machine", machine, machine_params, "the simulated machine (engine = sim)"),
+	SECTION("faults", faults, faults_params, "fault injection: failing allocations, late or "
+						   "rejected commands"),
 	SECTION("workload.micro", wl_micro, wl_micro_params,
 		"the micro workload: one primitive on one shared line (calibration)"),
 };

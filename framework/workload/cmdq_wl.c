@@ -84,8 +84,11 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 	if (rc) {
 		if (!__atomic_exchange_n(&wl->failed, 1, __ATOMIC_ACQ_REL))
 			snprintf(wl->error, sizeof(wl->error),
-				 "issue() returned %d (%s) on cpu %u, op %" PRIu64, rc,
-				 strerror(-rc), c->id, seq);
+				 "issue() returned %d (%s) on cpu %u, op %" PRIu64 "; the device is at "
+				 "slot %u (PROD 0x%x, CONS 0x%x)",
+				 rc, strerror(-rc), c->id, seq,
+				 lab_q_idx(smmu_iface(wl->dev), smmu_cons(wl->dev)), smmu_prod(wl->dev),
+				 smmu_cons(wl->dev));
 		return rc;
 	}
 	if (wl->oracle && wl->n) {
