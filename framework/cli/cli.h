@@ -41,5 +41,6 @@ int cmd_run(int argc, char **argv, struct cli_common *c);
 int cmd_list(int argc, char **argv, struct cli_common *c);
 int cmd_plot(int argc, char **argv, struct cli_common *c);
 int cmd_verify(int argc, char **argv, struct cli_common *c);
+int cmd_probe(int argc, char **argv, struct cli_common *c);
 
 #endif /* IOMMULAB_CLI_H */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* iommulab -- entry point: common options, then one of run, list, plot, verify. */
+/* iommulab -- entry point: common options, then one of run, list, plot, verify, probe. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,9 @@ static const char usage[] =
 	"        render the graphs of an earlier run again from its trials.csv\n"
 	"  verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n"
 	"        run the conformance checks on a cmdq plugin; exit 0 only if all pass\n"
+	"  probe [--out FILE.csv] [--cpus N] [--rounds N]\n"
+	"        measure this machine (core-to-core latency of every CPU pair, atomic and\n"
+	"        timer costs) and write a topology file for the sim (probe-<host>.csv)\n"
 	"\n"
 	"Plugins are searched in --plugin-dir, then $IOMMULAB_PLUGIN_PATH (colon-separated),\n"
 	"then the built-in directory. Exit status: 0 ok, 1 some trials or checks failed,\n"
@@ -80,11 +83,14 @@ int main(int argc, char **argv)
 		rc = cmd_plot(sub_argc, sub_argv, &c);
 	else if (!strcmp(cmd, "verify"))
 		rc = cmd_verify(sub_argc, sub_argv, &c);
+	else if (!strcmp(cmd, "probe"))
+		rc = cmd_probe(sub_argc, sub_argv, &c);
 	else if (!strcmp(cmd, "help")) {
 		fputs(usage, stdout);
 		rc = EXIT_OK;
 	} else {
-		fprintf(stderr, "iommulab: unknown command '%s' (run, list, plot, verify)\n", cmd);
+		fprintf(stderr, "iommulab: unknown command '%s' (run, list, plot, verify, probe)\n",
+			cmd);
 		rc = EXIT_USAGE;
 	}
 	free(c.plugin_dirs);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe -- measure this machine natively: the one-way core-to-core latency of every pair of
+ * allowed CPUs (two threads pinned to the pair ping-pong one cache line with CAS; one way is
+ * the round trip / 2, as github nviennot/core-to-core-latency measures it), the cost of an
+ * uncontended atomic add and CAS on one CPU, and the cost of reading the clock. The matrix
+ * is written as a topology file that sim_topology_load() (sim/sim.h) reads back.
+ *
+ * At most two threads spin at any time; the calling thread only waits for them and keeps
+ * its own CPU affinity.
+ */
+#ifndef IOMMULAB_PROBE_H
+#define IOMMULAB_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct probe_opts {
+	uint32_t max_cpus; /* measure the first N allowed CPUs; 0: all of them */
+	unsigned rounds;   /* measurements per pair, the median is kept; 0: 7 */
+	unsigned iters;	   /* round trips per measurement; 0: 2000 */
+};
+
+struct probe_result {
+	uint32_t n;		 /* CPUs measured */
+	int *cpus;		 /* their ids (core i of the matrix is CPU cpus[i]) */
+	double *lat;		 /* lat[i * n + j]: one-way ns, symmetric, 0 on the diagonal */
+	double atomic_add_ns;	 /* uncontended __atomic_fetch_add, median of rounds */
+	double cas_ns;		 /* uncontended successful CAS, median of rounds */
+	double timer_ns;	 /* one lab_clock_ns() call */
+	const char *clock_source; /* "tsc", "cntvct" or "monotonic" */
+	double elapsed_s;	 /* wall time the probe took */
+};
+
+/* Measure. Needs at least 2 allowed CPUs (-EINVAL otherwise). 0 or -errno; on success free
+ * r with probe_result_free(). */
+int probe_run(const struct probe_opts *o, struct probe_result *r);
+void probe_result_free(struct probe_result *r);
+
+/* Write r's matrix as a topology file (lower-triangular CSV, line i: cores 0..i-1), after a
+ * '#' comment naming the machine (host, NULL: gethostname()), the CPUs, the date and the
+ * atomic and timer figures. 0 or -errno with a reason in err. */
+int probe_write_topology(const struct probe_result *r, const char *path, const char *host,
+			 char *err, size_t err_len);
+
+/* The default output name, "probe-<hostname>.csv", into buf. 0 or -errno. */
+int probe_default_path(char *buf, size_t len);
+
+#endif /* IOMMULAB_PROBE_H */
