@@ -179,28 +179,24 @@ static int write_run_files(const char *dir, const struct scenario *s,
 	return results_write_file(dir, "plugins.txt", text);
 }
 
-static bool same_text(const char *path, const char *text)
+/* Read a whole (small) text file into buf; false if it cannot be read. */
+static bool read_text(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
-	char buf[8192];
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	size_t n;
 
-	if (f)
-		fclose(f);
+	if (!f)
+		return false;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
 	buf[n] = '\0';
-	return f && !strcmp(buf, text);
+	return true;
 }
 
-static bool same_files(const char *a, const char *b)
+static bool same_text(const char *path, const char *text)
 {
-	FILE *f = fopen(b, "r");
 	char buf[65536];
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	return f && same_text(a, buf);
+	return read_text(path, buf, sizeof(buf)) && !strcmp(buf, text);
 }
 
 /*
@@ -244,7 +240,8 @@ static int check_resumable(const char *dir, const struct scenario *s)
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	snprintf(check, sizeof(check), "%s/.scenario-check.ini", dir);
 	int rc = scenario_write_resolved(s, check);
-	bool same = !rc && same_files(path, check);
+	static char written[65536];
+	bool same = !rc && read_text(check, written, sizeof(written)) && same_text(path, written);
 	unlink(check);
 	if (!same) {
 		fprintf(stderr, "iommulab: %s was edited since the run started: refusing to mix "

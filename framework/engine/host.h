@@ -65,4 +65,22 @@ int host_bail_thread(unsigned long thread); /* pthread_t; 0 or -errno */
 void host_cpu_reset_events(struct lab_cpu *c, const struct lab_counter *counters,
 			   uint32_t n_counters);
 
+/*
+ * Bracket a call into a plugin for the phase breakdown: the plugin's lab_phase() marks are
+ * charged from t_enter, and the phase still open when it returns is closed at t_leave (the
+ * workload's own timestamps, so bracketing costs no extra clock read).
+ */
+static inline void host_cpu_enter_plugin(struct lab_cpu *c, uint64_t t_enter)
+{
+	c->phase_start = t_enter;
+}
+
+static inline void host_cpu_leave_plugin(struct lab_cpu *c, uint64_t t_leave)
+{
+	if (!c->phases_on)
+		return;
+	c->phase_ns[c->phase] += t_leave - c->phase_start;
+	__atomic_store_n(&c->phase, 0, __ATOMIC_RELAXED);
+}
+
 #endif /* IOMMULAB_HOST_H */

@@ -19,7 +19,9 @@ struct worker {
 	struct lab_cpu *c;
 	uint32_t host_cpu; /* the core it is pinned to */
 	struct native_cpu_result *res;
-	uint64_t last_progress; /* atomic: lab_now() at the last completed op */
+	uint64_t progress;	/* atomic: ops (and idle turns) completed; no clock read per op */
+	uint64_t seen;		/* supervisor only: progress when it last changed ... */
+	uint64_t seen_at;	/* ... and when the supervisor saw it change */
 	uint32_t in_op;		/* atomic */
 	uint32_t done;		/* atomic */
 	uint64_t t_measure, t_stop;
@@ -76,7 +78,7 @@ static void worker_loop(struct worker *w)
 	const struct native_job *job = w->run->job;
 	struct lab_cpu *c = w->c;
 	bool measuring = job->ops_per_cpu > 0;
-	uint64_t n = 0;
+	uint64_t n = 0, done = 0;
 
 	w->t_measure = lab_now(c);
 	for (;;) {
@@ -93,7 +95,7 @@ static void worker_loop(struct worker *w)
 		__atomic_store_n(&w->in_op, 1, __ATOMIC_RELAXED);
 		int rc = job->op(job->arg, c, w->res->hists, measuring);
 		__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&w->last_progress, lab_now(c), __ATOMIC_RELAXED);
+		__atomic_store_n(&w->progress, ++done, __ATOMIC_RELAXED);
 		if (rc < 0) {
 			__atomic_store_n(&w->run->failed, 1, __ATOMIC_RELAXED);
 			break;
@@ -115,7 +117,6 @@ static void *worker_main(void *arg)
 
 	pin(w->host_cpu);
 	host_thread_set_cpu(w->c);
-	__atomic_store_n(&w->last_progress, lab_now(w->c), __ATOMIC_RELAXED);
 	__atomic_add_fetch(&w->run->ready, 1, __ATOMIC_ACQ_REL);
 	while (!__atomic_load_n(&w->run->go, __ATOMIC_ACQUIRE))
 		sched_yield();
@@ -156,8 +157,12 @@ static int find_hung(struct native_run *run, uint32_t ncpus, uint64_t now, uint6
 		struct worker *w = &run->workers[i];
 		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
 			continue;
-		uint64_t last = __atomic_load_n(&w->last_progress, __ATOMIC_RELAXED);
-		uint64_t age = now > last ? now - last : 0;
+		uint64_t p = __atomic_load_n(&w->progress, __ATOMIC_RELAXED);
+		if (p != w->seen || !w->seen_at) {
+			w->seen = p;
+			w->seen_at = now;
+		}
+		uint64_t age = now - w->seen_at;
 		if (age > limit && age > worst_age) {
 			worst = (int)i;
 			worst_age = age;
@@ -177,7 +182,7 @@ static void describe_hang(struct native_run *run, uint32_t ncpus, uint64_t now,
 	for (uint32_t i = 0; i < ncpus && off < len; i++) {
 		struct worker *w = &run->workers[i];
 		uint32_t ph = __atomic_load_n(&w->c->phase, __ATOMIC_RELAXED);
-		uint64_t last = __atomic_load_n(&w->last_progress, __ATOMIC_RELAXED);
+		uint64_t last = w->seen_at;
 		const char *name = ph < n_phase_names ? phase_names[ph] : "?";
 		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
 			off += (size_t)snprintf(buf + off, len - off, " cpu%u finished;", i);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/host.h"
+
 #define MAX_CMDS 256 /* [workload.cmdq] cmds_per_sync's upper bound */
 
 struct cmdq_wl_cpu {
@@ -71,13 +73,10 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 		cmds[i] = smmu_tag_cmd(c->id, seq, i, wl->n);
 
 	uint64_t t0 = lab_now(c);
-	c->phase_start = t0;
+	host_cpu_enter_plugin(c, t0);
 	int rc = wl->ops->issue(c, wl->state, cmds, wl->n, true);
 	uint64_t t1 = lab_now(c);
-	if (c->phases_on) {
-		c->phase_ns[c->phase] += t1 - c->phase_start;
-		__atomic_store_n(&c->phase, 0, __ATOMIC_RELAXED);
-	}
+	host_cpu_leave_plugin(c, t1);
 	if (measuring)
 		hist_record(&hists[0], t1 - t0);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "device/smmu.h"
+#include "engine/host.h"
 
 /* CMDQ_BATCH_ENTRIES: a batch holds 64 commands; longer invalidations go in several issues,
  * only the last with the CMD_SYNC (arm_smmu_cmdq_batch_add/submit). */
@@ -92,13 +93,9 @@ int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 
 	uint64_t t2 = lab_now(c);
 	lab_delay_ns(c, wl->p.pt_unmap_ns);
-	c->phase_start = lab_now(c);
+	host_cpu_enter_plugin(c, lab_now(c));
 	int rc = invalidate(wl, c, seq);
-	if (c->phases_on) {
-		uint64_t t = lab_now(c);
-		c->phase_ns[c->phase] += t - c->phase_start;
-		__atomic_store_n(&c->phase, 0, __ATOMIC_RELAXED);
-	}
+	host_cpu_leave_plugin(c, lab_now(c));
 	if (rc) {
 		if (!__atomic_exchange_n(&wl->failed, 1, __ATOMIC_ACQ_REL))
 			snprintf(wl->error, sizeof(wl->error),

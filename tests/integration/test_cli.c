@@ -363,12 +363,11 @@ Test(cli, resume_finishes_an_interrupted_run_and_keeps_its_rows, .timeout = 120)
 	cr_assert_eq(count_lines(csv), 13);
 }
 
-static void run_expect(char *const argv[], int want_status, const char *out)
+static void run_expect(char *const argv[], int want_status)
 {
 	char path[400];
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
 	cr_assert_eq(run(argv, NULL), want_status, "%s", slurp(path));
-	(void)out;
 }
 
 Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
@@ -379,7 +378,7 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 	snprintf(late, sizeof(late), "%s/late", tmp);
 	char *const a1[] = { EXE, "run", TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faults-late-sync.ini",
 			     "--out", late, NULL };
-	run_expect(a1, 1, late);
+	run_expect(a1, 1);
 	load_trials(late, &t);
 	cr_assert_eq(t.n_rows, 2);
 	for (size_t r = 0; r < t.n_rows; r++) {
@@ -394,7 +393,7 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 	char *const a2[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "faults.illegal_cmd_at=500",
 			     "--set", "plugins.cmdq=biglock", "--set", "cpus=1", "--set", "repeats=1",
 			     "--set", "duration_ms=100", "--out", illegal, NULL };
-	run_expect(a2, 1, illegal);
+	run_expect(a2, 1);
 	load_trials(illegal, &t);
 	cr_assert(strstr(str(&t, 0, "error"), "the device rejected command 500"), "%s",
 		  str(&t, 0, "error"));
@@ -404,7 +403,7 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 	char *const a3[] = { EXE, "run", CONFIGS "/iova-remote-free.ini", "--set",
 			     "faults.alloc_fail_every=7", "--set", "repeats=1", "--set",
 			     "duration_ms=100", "--set", "cpus=2", "--out", allocs, NULL };
-	run_expect(a3, 0, allocs);
+	run_expect(a3, 0);
 	load_trials(allocs, &t);
 	/* Every range still comes back (a trial fails if one is lost), nothing hangs. */
 	for (size_t r = 0; r < t.n_rows; r++)
