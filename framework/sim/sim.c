@@ -576,18 +576,55 @@ static inline struct sim_cpu *running(struct sim *s)
 	return s->cur;
 }
 
+/*
+ * Outside a simulation -- a trial's setup and teardown (init, draining the caches, fini) run
+ * on the host thread, not on a virtual CPU -- the sim binding does the plain operation,
+ * unpriced, as the native binding would: nothing else runs then.
+ */
+static inline bool unsimulated(void)
+{
+	return __builtin_expect(!cur_sim || !cur_sim->cur, 0);
+}
+
+static uint64_t direct_rmw(uint64_t old, int op, uint64_t a, uint64_t b)
+{
+	switch (op) {
+	case LAB_SIM_CAS:
+		return old == a ? b : old;
+	case LAB_SIM_XCHG:
+		return a;
+	case LAB_SIM_ADD:
+		return old + a;
+	case LAB_SIM_SUB:
+		return old - a;
+	case LAB_SIM_AND:
+		return old & a;
+	case LAB_SIM_ANDNOT:
+		return old & ~a;
+	case LAB_SIM_OR:
+		return old | a;
+	default:
+		return old ^ a;
+	}
+}
+
 uint64_t lab_sim_now(const struct lab_cpu *c)
 {
 	(void)c;
+	if (unsimulated())
+		return 0;
 	return running(cur_sim)->clock / PS_PER_NS;
 }
 
 void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
 {
 	struct sim *s = cur_sim;
-	struct sim_cpu *me = running(s);
+	struct sim_cpu *me;
 
 	(void)c;
+	if (unsimulated())
+		return;
+	me = running(s);
 	me->clock += ns * PS_PER_NS;
 	s->st.lab_ops++;
 	maybe_yield(s, me);
@@ -598,6 +635,10 @@ void lab_sim_fence(int o)
 	struct sim *s = cur_sim;
 
 	(void)o;
+	if (unsimulated()) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		return;
+	}
 	/* Local: priced now, ordered by the next shared access's own turn. */
 	running(s)->clock += s->op_ps;
 	s->st.lab_ops++;
@@ -606,9 +647,12 @@ void lab_sim_fence(int o)
 void lab_sim_spin_wait(struct lab_cpu *c, const void *watched)
 {
 	struct sim *s = cur_sim;
-	struct sim_cpu *me = running(s);
+	struct sim_cpu *me;
 
 	(void)c;
+	if (unsimulated())
+		return; /* the caller's loop re-reads: a plain spin */
+	me = running(s);
 	if (!watched) {
 		me->clock += s->poll_ps;
 		s->st.lab_ops++;
@@ -624,6 +668,8 @@ void lab_sim_park32(struct lab_cpu *c, const uint32_t *p, uint32_t seen)
 	struct sim *s = cur_sim;
 
 	(void)c;
+	if (unsimulated())
+		return;
 	park(s, running(s), p, 4, seen);
 }
 
@@ -632,6 +678,8 @@ void lab_sim_park64(struct lab_cpu *c, const uint64_t *p, uint64_t seen)
 	struct sim *s = cur_sim;
 
 	(void)c;
+	if (unsimulated())
+		return;
 	park(s, running(s), p, 8, seen);
 }
 
@@ -663,15 +711,21 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 	{                                                                                          \
 		struct sim *s = cur_sim;                                                           \
 		(void)o;                                                                           \
+		if (unsimulated())                                                                 \
+			return __atomic_load_n(p, __ATOMIC_SEQ_CST);                               \
 		access_begin(s, running(s), p, ACC_LOAD);                                          \
 		return *(volatile const uint##bits##_t *)p;                                        \
 	}                                                                                          \
 	void lab_sim_store##bits(uint##bits##_t *p, uint##bits##_t v, int o)                       \
 	{                                                                                          \
 		struct sim *s = cur_sim;                                                           \
+		(void)o;                                                                           \
+		if (unsimulated()) {                                                               \
+			__atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                  \
+			return;                                                                    \
+		}                                                                                  \
 		struct sim_cpu *me = running(s);                                                   \
 		struct sim_line *l = access_begin(s, me, p, ACC_STORE);                            \
-		(void)o;                                                                           \
 		*(volatile uint##bits##_t *)p = v;                                                 \
 		access_wrote(s, me, l);                                                            \
 	}                                                                                          \
@@ -679,36 +733,20 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 					 uint##bits##_t b, int o)                                  \
 	{                                                                                          \
 		struct sim *s = cur_sim;                                                           \
+		uint##bits##_t old, v;                                                             \
+		(void)o;                                                                           \
+		if (unsimulated()) {                                                               \
+			old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                \
+			do                                                                         \
+				v = (uint##bits##_t)direct_rmw(old, op, a, b);                     \
+			while (!__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST,   \
+							    __ATOMIC_SEQ_CST));                    \
+			return old;                                                                \
+		}                                                                                  \
 		struct sim_cpu *me = running(s);                                                   \
 		struct sim_line *l = access_begin(s, me, p, ACC_RMW);                              \
-		uint##bits##_t old = *p, v;                                                        \
-		(void)o;                                                                           \
-		switch (op) {                                                                      \
-		case LAB_SIM_CAS:                                                                  \
-			v = old == a ? b : old;                                                    \
-			break;                                                                     \
-		case LAB_SIM_XCHG:                                                                 \
-			v = a;                                                                     \
-			break;                                                                     \
-		case LAB_SIM_ADD:                                                                  \
-			v = (uint##bits##_t)(old + a);                                             \
-			break;                                                                     \
-		case LAB_SIM_SUB:                                                                  \
-			v = (uint##bits##_t)(old - a);                                             \
-			break;                                                                     \
-		case LAB_SIM_AND:                                                                  \
-			v = old & a;                                                               \
-			break;                                                                     \
-		case LAB_SIM_ANDNOT:                                                               \
-			v = old & (uint##bits##_t)~a;                                              \
-			break;                                                                     \
-		case LAB_SIM_OR:                                                                   \
-			v = old | a;                                                               \
-			break;                                                                     \
-		default:                                                                           \
-			v = old ^ a;                                                               \
-			break;                                                                     \
-		}                                                                                  \
+		old = *p;                                                                          \
+		v = (uint##bits##_t)direct_rmw(old, op, a, b);                                     \
 		*p = v;                                                                            \
 		if (op != LAB_SIM_CAS || old == a)                                                 \
 			access_wrote(s, me, l);                                                    \
