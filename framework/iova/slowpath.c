@@ -39,6 +39,47 @@ static struct iova_node *to_iova(const struct rb_node *n)
 	return rb_entry(n, struct iova_node, rb);
 }
 
+/*
+ * The tree's memory as the sim engine sees it. This file is built twice: natively, where the
+ * hardware prices every node the walk touches, and for the sim (framework/sim/slowpath_sim.c,
+ * LAB_ENGINE_SIM), where the lock is the simulated one and each node the walk reads, or the
+ * change writes, is one access to its cache line in the memory model: so the slow path takes
+ * virtual time, and its lines move between the CPUs that take the lock in turn. The touches
+ * read or rewrite a field's own value, under the lock.
+ */
+#ifdef LAB_ENGINE_SIM
+static void sp_read(const struct rb_node *n)
+{
+	(void)lab_load64(&to_iova(n)->pfn_lo, LAB_RELAXED);
+}
+
+static void sp_write(struct rb_node *n)
+{
+	lab_store64(&to_iova(n)->pfn_lo, to_iova(n)->pfn_lo, LAB_RELAXED);
+}
+
+/* The domain's own line: the hints and the counters every locked operation updates. */
+static void sp_write_domain(struct iova_slowpath *sp)
+{
+	lab_store64(&sp->stats.lock_acquires, sp->stats.lock_acquires, LAB_RELAXED);
+}
+#else
+static inline void sp_read(const struct rb_node *n)
+{
+	(void)n;
+}
+
+static inline void sp_write(struct rb_node *n)
+{
+	(void)n;
+}
+
+static inline void sp_write_domain(struct iova_slowpath *sp)
+{
+	(void)sp;
+}
+#endif
+
 /* The kernel's fls_long(): 1-based index of the highest set bit, 0 for 0. */
 static unsigned int fls64_(uint64_t x)
 {
@@ -55,6 +96,7 @@ static void sp_lock(struct lab_cpu *c, struct iova_slowpath *sp)
 
 	if (lab_spin_trylock(&sp->lock)) {
 		sp->stats.lock_acquires++;
+		sp_write_domain(sp);
 		return;
 	}
 	t0 = lab_now(c);
@@ -62,6 +104,7 @@ static void sp_lock(struct lab_cpu *c, struct iova_slowpath *sp)
 	sp->stats.lock_acquires++;
 	sp->stats.lock_contended++;
 	sp->stats.lock_wait_ns += lab_now(c) - t0;
+	sp_write_domain(sp);
 }
 
 static void sp_unlock(struct iova_slowpath *sp)
@@ -87,6 +130,7 @@ static struct rb_node *sp_find_limit(struct iova_slowpath *sp, uint64_t limit)
 	if (limit > sp->dma_32bit_pfn)
 		return &sp->anchor.rb;
 	while (n) {
+		sp_read(n);
 		if (to_iova(n)->pfn_hi >= limit) {
 			best = n;
 			n = n->left;
@@ -114,6 +158,7 @@ static void sp_insert(struct iova_slowpath *sp, struct iova_node *new, struct rb
 		link = &parent->right;
 	while (*link) {
 		parent = *link;
+		sp_read(parent);
 		if (new->pfn_lo < to_iova(parent)->pfn_lo)
 			link = &parent->left;
 		else
@@ -121,6 +166,9 @@ static void sp_insert(struct iova_slowpath *sp, struct iova_node *new, struct rb
 	}
 	rb_link_node(&new->rb, parent, link);
 	rb_insert_color(&new->rb, &sp->root);
+	sp_write(&new->rb);
+	if (parent)
+		sp_write(parent);
 }
 
 /*
@@ -144,6 +192,7 @@ static int sp_alloc_range(struct iova_slowpath *sp, struct iova_node *new, uint6
 retry:
 	/* Step down over allocated ranges until the gap below curr fits the aligned range. */
 	do {
+		sp_read(curr);
 		if (to_iova(curr)->pfn_lo < high_pfn)
 			high_pfn = to_iova(curr)->pfn_lo;
 		new_pfn = (high_pfn - size) & align_mask;
@@ -225,6 +274,7 @@ static struct iova_node *sp_find(struct iova_slowpath *sp, uint64_t pfn)
 	while (n) {
 		struct iova_node *iova = to_iova(n);
 
+		sp_read(n);
 		if (pfn < iova->pfn_lo)
 			n = n->left;
 		else if (pfn > iova->pfn_hi)
@@ -251,6 +301,8 @@ static void sp_remove(struct iova_slowpath *sp, struct iova_node *free)
 		sp->max32_alloc_size = sp->dma_32bit_pfn;
 	if (free->pfn_lo >= cached->pfn_lo)
 		sp->cached_node = rb_next(&free->rb);
+	if (free->rb.parent)
+		sp_write(free->rb.parent);
 	rb_erase(&free->rb, &sp->root);
 	sp->stats.frees++;
 	sp->stats.live--;
@@ -311,6 +363,14 @@ static void sp_dom_free_batch(struct lab_cpu *c, struct lab_iova_domain *d, cons
 	slowpath_release_batch(c, d->priv, pfns, sizes, n);
 }
 
+#ifdef SLOWPATH_SIM_BUILD
+void slowpath_use_sim(struct iova_slowpath *sp)
+{
+	sp->dom.alloc = sp_dom_alloc;
+	sp->dom.free = sp_dom_free;
+	sp->dom.free_batch = sp_dom_free_batch;
+}
+#else
 struct iova_slowpath *slowpath_new(const struct lab_host *h, uint64_t start_pfn,
 				   uint64_t dma_32bit_pfn)
 {
@@ -408,3 +468,4 @@ int slowpath_check(const struct iova_slowpath *sp,
 	}
 	return -EINVAL; /* no anchor */
 }
+#endif /* !SLOWPATH_SIM_BUILD */

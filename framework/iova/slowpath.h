@@ -49,6 +49,11 @@ struct slowpath_stats {
  */
 struct iova_slowpath *slowpath_new(const struct lab_host *h, uint64_t start_pfn,
 				   uint64_t dma_32bit_pfn);
+/*
+ * Under the sim engine: the domain's ops become the sim build of this code (its lock, and
+ * the lines of the nodes it walks, priced by the memory model). Call before any CPU runs.
+ */
+void slowpath_use_sim(struct iova_slowpath *sp);
 /* Frees every node still in the tree and the domain itself. NULL is fine. */
 void slowpath_free(struct iova_slowpath *sp);
 

@@ -161,6 +161,8 @@ static int setup_iova(struct trial *t, struct trial_result *res)
 		fail(res, "out of memory for the IOVA domain");
 		return -ENOMEM;
 	}
+	if (t->cfg->scenario.engine == ENGINE_SIM)
+		slowpath_use_sim(t->sp);
 	struct lab_iova_setup s = {
 		.struct_size = sizeof(s),
 		.host = host_env_host(t->env),

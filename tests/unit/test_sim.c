@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "engine/host.h"
+#include "params/params.h"
 #include "run/trial_run.h"
 #include "sim/ctx.h"
 #include "sim/sim.h"
@@ -470,4 +471,129 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 				  engine, ns_per_op);
 		}
 	}
+}
+
+/* ---- iova and dma trials on virtual CPUs ---------------------------------------------------- */
+
+static const struct lab_plugin *load_kind(const char *kind, const char *name)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kind, name);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(h, "%s", dlerror());
+	void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
+	lab_plugin_entry_fn entry;
+	cr_assert_not_null(sym);
+	memcpy(&entry, &sym, sizeof(entry));
+	return entry();
+}
+
+static void plugin_defaults(const struct lab_plugin *p, void *buf, size_t len)
+{
+	char err[256];
+
+	cr_assert_leq(p->config_size, len);
+	memset(buf, 0, len);
+	cr_assert_eq(param_set_defaults(p->params, p->n_params, buf, err, sizeof(err)), 0, "%s",
+		     err);
+}
+
+static void iova_cfg(struct scenario_cfg *cfg, int workload, uint64_t cpus)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->scenario.workload = workload;
+	cfg->scenario.engine = ENGINE_SIM;
+	cfg->scenario.cpus = cpus;
+	cfg->scenario.duration_ms = 1;
+	cfg->scenario.warmup_ms = 0;
+	cfg->scenario.watchdog_ms = 1000;
+	cfg->wl_iova.pattern = 0; /* same-cpu */
+	cfg->wl_iova.depth = 32;
+	cfg->wl_iova.min_pages = 1;
+	cfg->wl_iova.max_pages = 4;
+	cfg->wl_iova.dma_bits = 32;
+	cfg->wl_dma.pages = 1;
+	cfg->wl_dma.dma_bits = 32;
+	cfg->smmu.queue_shift = 8;
+	cfg->smmu.msi = true;
+	cfg->smmu.tlbi_va_ns = 40;
+	cfg->smmu.sync_ns = 500;
+	cfg->smmu.prod_write_ns = 50;
+	cfg->smmu.cons_read_ns = 100;
+	sim_machine_defaults(&cfg->machine);
+}
+
+static const struct trial_counter *counter(const struct trial_result *r, const char *name)
+{
+	for (uint32_t k = 0; k < r->n_counters; k++)
+		if (!strcmp(r->counters[k].name, name))
+			return &r->counters[k];
+	cr_assert_fail("no counter %s", name);
+	return NULL;
+}
+
+/*
+ * Every iova policy runs on virtual CPUs, and the slow path is simulated too: with the
+ * caches too small to hold a CPU's working set every op reaches the rbtree, whose lock the
+ * CPUs then wait for in virtual time (natively built, the slow path would cost nothing and
+ * never contend under the sim).
+ */
+Test(sim_trial, iova_policies_run_and_the_slow_path_takes_virtual_time, .timeout = 60)
+{
+	static const char *const names[] = { "fixed_depot", "scaled_depot", "depotless",
+					     "list_depot" };
+	char cfgbuf[4096] = { 0 };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		struct scenario_cfg cfg;
+		struct trial_result r;
+		const struct lab_plugin *p = load_kind("iova", names[i]);
+
+		plugin_defaults(p, cfgbuf, sizeof(cfgbuf));
+		iova_cfg(&cfg, WORKLOAD_IOVA, 8);
+		/* Sizes up to 256 pages: beyond every rcache size class, so all go to the tree. */
+		cfg.wl_iova.min_pages = 64;
+		cfg.wl_iova.max_pages = 256;
+		struct trial_request req = { .cfg = &cfg, .iova = p, .iova_config = cfgbuf };
+		memset(&r, 0, sizeof(r));
+		cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s: %s", names[i], r.error);
+		cr_assert_eq(r.status, TRIAL_OK, "%s: %s", names[i], r.error);
+		cr_assert_str_eq(r.engine, "sim");
+		cr_assert_gt(r.ops, 100, "%s", names[i]);
+		cr_assert_gt(counter(&r, "slow_allocs")->total, 100, "%s", names[i]);
+		cr_assert_gt(counter(&r, "tree_lock_wait_ns")->total, 0,
+			     "%s: 8 CPUs on one tree lock never waited", names[i]);
+		/* A tree allocation walks lines other CPUs wrote: well above a cache hit. */
+		cr_assert_gt(r.metrics[0].lat.p50, 50, "%s: alloc p50 %lu ns", names[i],
+			     (unsigned long)r.metrics[0].lat.p50);
+	}
+}
+
+/* Map/unmap through both plugins and the device, twice: the same numbers both times. */
+Test(sim_trial, dma_runs_on_virtual_cpus_deterministically, .timeout = 60)
+{
+	char ccfg[4096] = { 0 }, icfg[4096] = { 0 };
+	const struct lab_plugin *cq = load_kind("cmdq", "cmpxchg");
+	const struct lab_plugin *io = load_kind("iova", "fixed_depot");
+	struct scenario_cfg cfg;
+	struct trial_result a, b;
+
+	plugin_defaults(cq, ccfg, sizeof(ccfg));
+	plugin_defaults(io, icfg, sizeof(icfg));
+	iova_cfg(&cfg, WORKLOAD_DMA, 16);
+	struct trial_request req = { .cfg = &cfg, .cmdq = cq, .cmdq_config = ccfg,
+				     .iova = io, .iova_config = icfg };
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	cr_assert_eq(trial_run(&req, &a, NULL), 0, "%s", a.error);
+	cr_assert_eq(a.status, TRIAL_OK, "%s", a.error);
+	cr_assert_gt(a.ops, 100);
+	cr_assert_eq(trial_run(&req, &b, NULL), 0, "%s", b.error);
+	cr_assert_eq(a.ops, b.ops);
+	cr_assert_eq(a.n_metrics, b.n_metrics);
+	for (uint32_t m = 0; m < a.n_metrics; m++)
+		cr_assert_eq(memcmp(&a.metrics[m].lat, &b.metrics[m].lat, sizeof(a.metrics[m].lat)),
+			     0, "%s", a.metrics[m].name);
+	for (uint32_t k = 0; k < a.n_counters; k++)
+		cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s", a.counters[k].name);
 }
