@@ -18,6 +18,7 @@
 #include "run/isolate.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
+#include "sim/sim.h"
 #include "util/fs.h"
 
 static volatile int stop_requested;
@@ -158,21 +159,64 @@ static void plugins_text(const struct scenario *s, char *text, size_t len)
 	}
 }
 
+/*
+ * The simulated machine, for machine.txt (appended at text + off), and its topology copied
+ * into the results as topology.csv, so that the results say what they were simulated on.
+ */
+static int sim_machine_text(const char *dir, const struct scenario *s, char *text, size_t len)
+{
+	static const char *const atomic_modes[] = { "near", "far", "adaptive" };
+	const struct scenario_machine *m = &s->base.machine;
+	struct sim_topology t = { 0 };
+	char err[256];
+	size_t off = 0;
+
+	if (!runner_uses_sim(s))
+		return 0;
+	off += (size_t)snprintf(text + off, len - off, "engine: sim (virtual CPUs; the model is "
+				"[machine] in scenario.ini)\n");
+	if (m->topology && m->topology[0]) {
+		if (sim_topology_load(m->topology, &t, err, sizeof(err)))
+			return -EINVAL; /* the trials will say why */
+		off += (size_t)snprintf(text + off, len - off, "sim topology: %s (%u cores, "
+					"median %.1f ns, max %.1f ns; copied to topology.csv)\n",
+					m->topology, t.n, t.median, t.max);
+		sim_topology_free(&t);
+		char *copy = util_read_file(m->topology, NULL);
+		int rc = copy ? results_write_file(dir, "topology.csv", copy) : -EIO;
+		free(copy);
+		if (rc)
+			return rc;
+	} else {
+		off += (size_t)snprintf(text + off, len - off, "sim topology: uniform, line_ns = "
+					"%g\n", m->line_ns);
+	}
+	snprintf(text + off, len - off, "sim model: atomic = %s, home_ns = %g, occupancy = %g, "
+		 "atomic_ns = %g, local_ns = %g, op_ns = %g, poll_ns = %g\n",
+		 m->atomic >= 0 && m->atomic < 3 ? atomic_modes[m->atomic] : "?", m->home_ns,
+		 m->occupancy, m->atomic_ns, m->local_ns, m->op_ns, m->poll_ns);
+	return 0;
+}
+
 static int write_run_files(const char *dir, const struct scenario *s,
 			   const struct lab_clock *clk)
 {
 	char path[4200], text[4096];
 	struct utsname u;
+	int off;
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	if (scenario_write_resolved(s, path))
 		return -EIO;
 	uname(&u);
-	snprintf(text, sizeof(text),
+	off = snprintf(text, sizeof(text),
 		 "host: %s\nkernel: %s %s %s\nonline_cpus: %u\nclock: %s (%.4f ns per tick)\n"
 		 "iommulab: %s (plugin ABI %d.%d)\n",
 		 u.nodename, u.sysname, u.release, u.machine, native_online_cpus(),
 		 clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR, LAB_ABI_MINOR);
+	if (off > 0 && (size_t)off < sizeof(text) &&
+	    sim_machine_text(dir, s, text + off, sizeof(text) - (size_t)off) == -EIO)
+		return -EIO;
 	if (results_write_file(dir, "machine.txt", text))
 		return -EIO;
 	plugins_text(s, text, sizeof(text));

@@ -64,7 +64,7 @@ struct trial_result {
 	uint64_t ops_min_cpu, ops_max_cpu; /* fairness */
 	struct trial_metric metrics[TRIAL_MAX_METRICS];
 	uint32_t n_metrics;
-	struct trial_counter counters[LAB_MAX_COUNTERS + 8]; /* plugin's, then the host's */
+	struct trial_counter counters[LAB_MAX_COUNTERS + 12]; /* plugin's, then the host's (up to 9) */
 	uint32_t n_counters;
 	struct trial_phase phases[LAB_MAX_PHASES];
 	uint32_t n_phases;

@@ -37,6 +37,20 @@ static bool uses_iova(const struct scenario *s)
 	return w == WORKLOAD_IOVA || w == WORKLOAD_DMA;
 }
 
+bool runner_uses_sim(const struct scenario *s)
+{
+	if (s->base.scenario.engine == ENGINE_SIM)
+		return true;
+	for (size_t i = 0; i < s->n_axes; i++) {
+		if (strcmp(s->axes[i].section, "scenario") || strcmp(s->axes[i].key, "engine"))
+			continue;
+		for (size_t v = 0; v < s->axes[i].n_values; v++)
+			if (!strcmp(s->axes[i].values[v], "sim"))
+				return true;
+	}
+	return false;
+}
+
 /* cmdq: each cmdq plugin; iova: each iova plugin; dma: the cross product. */
 static struct combo *combos(const struct scenario *s, size_t *n)
 {
@@ -145,6 +159,10 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 		rc = add_name(&counters, &n_counters, host_iova_counters[k]);
 	if (s->base.scenario.workload == WORKLOAD_CMDQ && !rc)
 		rc = add_name(&counters, &n_counters, "harness_ns");
+	if (runner_uses_sim(s) && !rc)
+		rc = add_name(&counters, &n_counters, "sim_lab_ops");
+	if (runner_uses_sim(s) && !rc)
+		rc = add_name(&counters, &n_counters, "sim_line_transfers");
 	l->axes = axes;
 	l->n_axes = n_axes;
 	l->metrics = metrics;

@@ -47,4 +47,7 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 /* Total trials the scenario will run. */
 size_t runner_n_trials(const struct scenario *s);
 
+/* Some point of the scenario runs on the sim engine (as its base, or swept). */
+bool runner_uses_sim(const struct scenario *s);
+
 #endif /* IOMMULAB_RUNNER_H */

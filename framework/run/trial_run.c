@@ -292,7 +292,11 @@ static int setup(struct trial *t, struct trial_result *res)
 static void add_counter(struct trial_result *res, const char *name, enum lab_counter_kind kind,
 			uint64_t total)
 {
-	struct trial_counter *k = &res->counters[res->n_counters++];
+	struct trial_counter *k;
+
+	if (res->n_counters == sizeof(res->counters) / sizeof(res->counters[0]))
+		return; /* the table has room for every host counter; a new one must add room */
+	k = &res->counters[res->n_counters++];
 
 	k->name = name;
 	k->kind = kind;
@@ -362,6 +366,12 @@ static void merge(struct trial *t, struct trial_result *res)
 		add_counter(res, "tree_lock_wait_ns", LAB_COUNTER_EVENTS, st.lock_wait_ns);
 		add_counter(res, "tree_ranges", LAB_COUNTER_LEVEL, st.live);
 		add_counter(res, "wl_alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
+	}
+	if (t->cfg->scenario.engine == ENGINE_SIM) {
+		/* The simulation's own work: what each op costs the model (and the host). */
+		const struct sim_stats *st = sim_trial_last_stats();
+		add_counter(res, "sim_lab_ops", LAB_COUNTER_EVENTS, st->lab_ops_measured);
+		add_counter(res, "sim_line_transfers", LAB_COUNTER_EVENTS, st->misses_measured);
 	}
 	res->n_phases = t->n_phases;
 	for (uint32_t p = 0; p < t->n_phases; p++) {

@@ -95,6 +95,7 @@ struct sim {
 	uint32_t n_live;
 	bool hung, failed, oom;
 	bool measure_started; /* job->on_measure called */
+	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
 	char why[TRIAL_ERR_LEN];
 	struct sim_stats st;
 };
@@ -801,9 +802,12 @@ static void cpu_main(void *arg)
 				for (uint32_t m = 0; m < job->n_metrics; m++)
 					hist_reset(&me->res->hists[m]);
 				me->t_measure = me->clock;
-				if (!s->measure_started && job->on_measure) {
+				if (!s->measure_started) {
 					s->measure_started = true;
-					job->on_measure(job->measure_arg);
+					s->lab_ops_at_measure = s->st.lab_ops;
+					s->misses_at_measure = s->st.misses;
+					if (job->on_measure)
+						job->on_measure(job->measure_arg);
 				}
 			}
 		}
@@ -962,6 +966,8 @@ int sim_run(const struct native_job *job, const struct scenario_machine *m,
 			s->st.end_ns = x->clock;
 	}
 	s->st.end_ns /= PS_PER_NS;
+	s->st.lab_ops_measured = s->st.lab_ops - s->lab_ops_at_measure;
+	s->st.misses_measured = s->st.misses - s->misses_at_measure;
 	s->st.host_s = (double)(h1.tv_sec - h0.tv_sec) + (double)(h1.tv_nsec - h0.tv_nsec) / 1e9;
 	if (stats)
 		*stats = s->st;

@@ -3,10 +3,16 @@
 #ifndef IOMMULAB_FS_H
 #define IOMMULAB_FS_H
 
+#include <stddef.h>
+
 /* mkdir -p: create every missing component of path. 0 or -errno (-ENOTDIR if a file). */
 int util_mkdir_p(const char *path);
 
 /* asprintf that returns the string, or NULL when out of memory. */
 char *util_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The whole file, NUL-terminated, malloc'ed (its length in *len when len is not NULL); NULL
+ * with errno set when it cannot be read. */
+char *util_read_file(const char *path, size_t *len);
 
 #endif /* IOMMULAB_FS_H */

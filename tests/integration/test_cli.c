@@ -267,6 +267,52 @@ Test(cli, dma_strict_runs, .timeout = 120)
 	run_config("dma-strict.ini", NULL);
 }
 
+/* The sim engine: same files, plus the simulated machine recorded with the results. */
+static void sim_records_its_machine(const char *name, bool topology)
+{
+	char out[300];
+
+	snprintf(out, sizeof(out), "%s/%s.out", tmp, name);
+	char path[400];
+	snprintf(path, sizeof(path), "%s/machine.txt", out);
+	const char *m = slurp(path);
+	cr_assert(strstr(m, "engine: sim"), "%s", m);
+	cr_assert(strstr(m, "sim model: atomic = "), "%s", m);
+	cr_assert_eq(exists(out, "topology.csv"), topology, "%s", m);
+	struct csv_table t;
+	load_trials(out, &t);
+	for (size_t r = 0; r < t.n_rows; r++) {
+		cr_assert_str_eq(str(&t, r, "engine"), "sim");
+		/* Every op does several lab.h operations; the null strategy's does none. */
+		if (strcmp(str(&t, r, "plugin"), "null"))
+			cr_assert_gt(num(&t, r, "sim_lab_ops_per_op"), 1.0, "row %zu", r);
+	}
+	csv_free(&t);
+}
+
+Test(cli, cmdq_ways_sim_runs, .timeout = 120)
+{
+	run_config("cmdq-ways-sim.ini", (const char *const[]){ "sweep.cpus=1, 16",
+								"duration_ms=1", NULL });
+	sim_records_its_machine("cmdq-ways-sim.ini", true);
+}
+
+Test(cli, iova_remote_free_runs_on_the_sim, .timeout = 120)
+{
+	run_config("iova-remote-free.ini", (const char *const[]){ "engine=sim",
+								   "sweep.cpus=1, 16",
+								   "duration_ms=1", "warmup_ms=1",
+								   NULL });
+	sim_records_its_machine("iova-remote-free.ini", false);
+}
+
+Test(cli, dma_strict_runs_on_the_sim, .timeout = 120)
+{
+	run_config("dma-strict.ini", (const char *const[]){ "engine=sim", "sweep.cpus=1, 16",
+							     "duration_ms=1", "warmup_ms=1", NULL });
+	sim_records_its_machine("dma-strict.ini", false);
+}
+
 Test(cli, help_and_version, .timeout = 10)
 {
 	char *const help[] = { EXE, "--help", NULL };
