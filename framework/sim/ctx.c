@@ -37,6 +37,8 @@ __asm__(".text\n"
 	"	ret\n"
 	".size sim_ctx_swap, .-sim_ctx_swap\n"
 	".p2align 4\n"
+	".globl sim_ctx_start\n"
+	".hidden sim_ctx_start\n"
 	".type sim_ctx_start, @function\n"
 	"sim_ctx_start:\n"
 	"	movq %r12, %rdi\n"
@@ -44,6 +46,58 @@ __asm__(".text\n"
 	"	ud2\n"
 	".size sim_ctx_start, .-sim_ctx_start\n");
 
+#elif defined(__aarch64__)
+/*
+ * The same for AAPCS64: the callee-saved x19-x28, the frame pointer x29, the link register
+ * x30 and the low halves of v8-v15 (d8-d15), 160 bytes, so sp stays 16-aligned. The swap
+ * "returns" through the restored x30. sim_ctx_start: a new context's first return lands
+ * here with fn in x19 and arg in x20.
+ */
+__asm__(".text\n"
+	".p2align 4\n"
+	".globl sim_ctx_swap\n"
+	".hidden sim_ctx_swap\n"
+	".type sim_ctx_swap, %function\n"
+	"sim_ctx_swap:\n"
+	"	sub sp, sp, #160\n"
+	"	stp x19, x20, [sp, #0]\n"
+	"	stp x21, x22, [sp, #16]\n"
+	"	stp x23, x24, [sp, #32]\n"
+	"	stp x25, x26, [sp, #48]\n"
+	"	stp x27, x28, [sp, #64]\n"
+	"	stp x29, x30, [sp, #80]\n"
+	"	stp d8, d9, [sp, #96]\n"
+	"	stp d10, d11, [sp, #112]\n"
+	"	stp d12, d13, [sp, #128]\n"
+	"	stp d14, d15, [sp, #144]\n"
+	"	mov x9, sp\n"
+	"	str x9, [x0]\n"
+	"	mov sp, x1\n"
+	"	ldp x19, x20, [sp, #0]\n"
+	"	ldp x21, x22, [sp, #16]\n"
+	"	ldp x23, x24, [sp, #32]\n"
+	"	ldp x25, x26, [sp, #48]\n"
+	"	ldp x27, x28, [sp, #64]\n"
+	"	ldp x29, x30, [sp, #80]\n"
+	"	ldp d8, d9, [sp, #96]\n"
+	"	ldp d10, d11, [sp, #112]\n"
+	"	ldp d12, d13, [sp, #128]\n"
+	"	ldp d14, d15, [sp, #144]\n"
+	"	add sp, sp, #160\n"
+	"	ret\n"
+	".size sim_ctx_swap, .-sim_ctx_swap\n"
+	".p2align 4\n"
+	".globl sim_ctx_start\n"
+	".hidden sim_ctx_start\n"
+	".type sim_ctx_start, %function\n"
+	"sim_ctx_start:\n"
+	"	mov x0, x20\n"
+	"	blr x19\n"
+	"	brk #0\n"
+	".size sim_ctx_start, .-sim_ctx_start\n");
+#endif
+
+#ifdef SIM_CTX_ASM
 void sim_ctx_swap(void **save_sp, void *sp);
 void sim_ctx_start(void);
 #endif
@@ -54,7 +108,7 @@ static long page_size(void)
 	return p > 0 ? p : 4096;
 }
 
-#if !defined(__x86_64__)
+#ifndef SIM_CTX_ASM
 static void ctx_trampoline(unsigned hi_fn, unsigned lo_fn, unsigned hi_arg, unsigned lo_arg)
 {
 	void (*fn)(void *) = (void (*)(void *))(((uintptr_t)hi_fn << 32) | lo_fn);
@@ -92,6 +146,15 @@ int sim_ctx_make(struct sim_ctx *ctx, size_t stack_size, void (*fn)(void *), voi
 	sp[5] = NULL;			  /* rbp */
 	sp[6] = (void *)(uintptr_t)sim_ctx_start; /* ret: rsp ends 16-aligned before the call */
 	ctx->sp = sp;
+#elif defined(__aarch64__)
+	uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
+	void **sp = (void **)(top - 160);
+	for (int i = 0; i < 20; i++)
+		sp[i] = NULL;
+	sp[0] = (void *)(uintptr_t)fn;		   /* x19 */
+	sp[1] = arg;				   /* x20 */
+	sp[11] = (void *)(uintptr_t)sim_ctx_start; /* x30: the swap's ret goes there */
+	ctx->sp = sp;
 #else
 	if (getcontext(&ctx->uc)) {
 		munmap(base, size);
@@ -117,7 +180,7 @@ void sim_ctx_free(struct sim_ctx *ctx)
 
 void sim_ctx_switch(struct sim_ctx *from, struct sim_ctx *to)
 {
-#if defined(__x86_64__)
+#ifdef SIM_CTX_ASM
 	sim_ctx_swap(&from->sp, to->sp);
 #else
 	swapcontext(&from->uc, &to->uc);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ctx -- coroutine contexts for the sim's virtual CPUs: a stack each and a switch that saves
- * only the callee-saved registers (x86-64: six pushes, a stack swap, six pops), with a
- * ucontext fallback on other architectures. One switch per scheduling decision is the sim's
+ * only the callee-saved registers (x86-64: six pushes, a stack swap, six pops; aarch64: ten
+ * register pairs stored, a stack swap, ten loaded), with a ucontext fallback on other
+ * architectures. One switch per scheduling decision is the sim's
  * main cost, which is why it is not swapcontext() (a signal-mask syscall per switch).
  */
 #ifndef IOMMULAB_SIM_CTX_H
@@ -10,13 +11,15 @@
 
 #include <stddef.h>
 
-#if !defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
+#define SIM_CTX_ASM 1
+#else
 #include <ucontext.h>
 #endif
 
 struct sim_ctx {
-	void *sp; /* saved stack pointer (x86-64) */
-#if !defined(__x86_64__)
+	void *sp; /* saved stack pointer (the assembly switch) */
+#ifndef SIM_CTX_ASM
 	ucontext_t uc;
 #endif
 	void *stack;
