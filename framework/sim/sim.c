@@ -30,6 +30,7 @@
 #define STACK_SIZE (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
 #define SHARER_WORDS (SIM_MAX_CPUS / 64)
 #define LINES_MIN_BITS 14
+#define RECENT 4 /* lines a spin-wait's condition may read besides the watched one */
 
 enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
 enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
@@ -42,7 +43,9 @@ struct sim_line {
 	uint32_t waiters;    /* first sleeping CPU + 1; 0: none */
 	uint32_t last_rmw;   /* the CPU + 1 that did the last read-modify-write; 0: none */
 	bool contended;	     /* atomics from two CPUs have met here (adaptive: far from now on) */
+	uint16_t n_watchers; /* CPUs whose parked wait also read this line (watchers) */
 	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
+	uint64_t watchers[SHARER_WORDS];
 };
 
 struct sim_cpu {
@@ -54,6 +57,16 @@ struct sim_cpu {
 	uint32_t state;
 	uint32_t next_waiter;	/* next CPU + 1 sleeping on the same line */
 	uint32_t watch_size;	/* 4 or 8; 0: wake on any write to the line only */
+	bool read_agent;	/* read a device register since its last park or op */
+	/*
+	 * The lines this CPU loaded last, newest at recent[(n_recent - 1) % RECENT]: at a
+	 * park, those loaded after the watched word are what its condition read besides it.
+	 */
+	uintptr_t recent[RECENT];
+	uint32_t n_recent;
+	uint32_t n_extra;
+	uintptr_t extra[RECENT]; /* parked: the other lines whose write wakes it (tags) */
+	bool agent_waiter;	/* parked with read_agent: the device's progress wakes it too */
 	const void *watch;	/* the word it sleeps on */
 	uint64_t watch_val;	/* the value it last saw there */
 	uint64_t t_measure, t_stop; /* ps */
@@ -405,6 +418,77 @@ static void hang(struct sim *s, const char *fmt_cause, uint32_t cpu)
 	}
 }
 
+void sim_read_agent(void)
+{
+	struct sim *s = cur_sim;
+
+	if (s && s->cur)
+		s->cur->read_agent = true;
+}
+
+void sim_agent_wrote(const void *p, size_t len)
+{
+	struct sim *s = cur_sim;
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, end = (uintptr_t)p + len;
+
+	if (!s)
+		return;
+	for (; a < end; a += 64) {
+		struct sim_line *l = line_of(s, (const void *)a);
+		l->owner = LINE_DEVICE;
+		memset(l->sharers, 0, sizeof(l->sharers));
+	}
+}
+
+/* Take a parked CPU off every line it sleeps on, the watched one's list excepted. */
+static void clear_extras(struct sim *s, struct sim_cpu *x)
+{
+	for (uint32_t k = 0; k < x->n_extra; k++) {
+		struct sim_line *l = line_of(s, (const void *)(x->extra[k] << 6));
+		l->watchers[x->id / 64] &= ~(1ull << (x->id % 64));
+		l->n_watchers--;
+	}
+	x->n_extra = 0;
+}
+
+/* Take a parked CPU off its watched line's list. */
+static void unlink_waiter(struct sim *s, struct sim_cpu *x)
+{
+	struct sim_line *l = line_of(s, x->watch);
+	uint32_t *link = &l->waiters;
+
+	while (*link && *link != x->id + 1)
+		link = &s->cpus[*link - 1].next_waiter;
+	if (*link)
+		*link = x->next_waiter;
+	x->next_waiter = 0;
+}
+
+static void make_runnable(struct sim *s, struct sim_cpu *x, uint64_t now)
+{
+	x->agent_waiter = false;
+	x->clock = x->clock > now ? x->clock : now;
+	x->state = CPU_RUNNABLE;
+	heap_push(s, x->clock, x->id);
+}
+
+/* A line that parked CPUs' conditions read was written: wake them to look again. */
+static void wake_watchers(struct sim *s, struct sim_line *l, uint64_t now)
+{
+	uint64_t bits[SHARER_WORDS];
+
+	memcpy(bits, l->watchers, sizeof(bits));
+	for (uint32_t w = 0; w < SHARER_WORDS; w++) {
+		while (bits[w]) {
+			struct sim_cpu *x = &s->cpus[w * 64 + (uint32_t)__builtin_ctzll(bits[w])];
+			bits[w] &= bits[w] - 1;
+			unlink_waiter(s, x);
+			clear_extras(s, x);
+			make_runnable(s, x, now);
+		}
+	}
+}
+
 /* Wake the CPUs sleeping on a word the device has changed. */
 static void device_wakeups(struct sim *s, uint64_t now)
 {
@@ -418,24 +502,24 @@ static void device_wakeups(struct sim *s, uint64_t now)
 	s->agent_progress = p;
 	for (uint32_t i = 0; i < s->ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
-		uint64_t v;
-		if (x->state != CPU_PARKED || !x->watch_size)
+		bool changed = false;
+		if (x->state != CPU_PARKED)
 			continue;
-		v = x->watch_size == 4 ? *(volatile const uint32_t *)x->watch
-				       : *(volatile const uint64_t *)x->watch;
-		if (v == x->watch_val)
+		if (x->watch_size)
+			changed = (x->watch_size == 4 ? *(volatile const uint32_t *)x->watch
+						      : *(volatile const uint64_t *)x->watch) !=
+				  x->watch_val;
+		if (!changed && !x->agent_waiter)
 			continue;
-		struct sim_line *l = line_of(s, x->watch);
-		uint32_t *link = &l->waiters;
-		while (*link && *link != i + 1)
-			link = &s->cpus[*link - 1].next_waiter;
-		if (*link)
-			*link = x->next_waiter;
-		l->owner = LINE_DEVICE;
-		memset(l->sharers, 0, sizeof(l->sharers));
-		x->clock = x->clock > now ? x->clock : now;
-		x->state = CPU_RUNNABLE;
-		heap_push(s, x->clock, i);
+		unlink_waiter(s, x);
+		clear_extras(s, x);
+		if (changed) {
+			/* The device wrote the word (an MSI, a consumed slot): reload from home. */
+			struct sim_line *l = line_of(s, x->watch);
+			l->owner = LINE_DEVICE;
+			memset(l->sharers, 0, sizeof(l->sharers));
+		}
+		make_runnable(s, x, now);
 	}
 }
 
@@ -545,6 +629,31 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	me->watch = p;
 	me->watch_size = size;
 	me->watch_val = seen;
+	/*
+	 * A wait whose condition reads a device register (CONS) watches the device as well as
+	 * the line: spinning natively, it would see the register move without any write to the
+	 * line. So the device's progress wakes it too.
+	 */
+	me->agent_waiter = me->read_agent;
+	me->read_agent = false;
+	/* The lines its condition loaded after the watched word wake it too. */
+	uintptr_t tag = (uintptr_t)p >> 6;
+	me->n_extra = 0;
+	for (uint32_t k = 1; k <= RECENT && k <= me->n_recent; k++) {
+		uintptr_t t = me->recent[(me->n_recent - k) % RECENT];
+		if (t == tag)
+			break;
+		bool dup = false;
+		for (uint32_t e = 0; e < me->n_extra; e++)
+			dup |= me->extra[e] == t;
+		if (dup)
+			continue;
+		struct sim_line *x = line_of(s, (const void *)(t << 6));
+		l = line_of(s, p); /* line_of may have moved the table */
+		x->watchers[me->id / 64] |= 1ull << (me->id % 64);
+		x->n_watchers++;
+		me->extra[me->n_extra++] = t;
+	}
 	me->next_waiter = l->waiters;
 	l->waiters = me->id + 1;
 	me->state = CPU_PARKED;
@@ -564,9 +673,9 @@ static void wake_line(struct sim *s, struct sim_line *l, uint64_t now)
 		struct sim_cpu *x = &s->cpus[w - 1];
 		w = x->next_waiter;
 		x->next_waiter = 0;
-		x->clock = x->clock > now ? x->clock : now;
-		x->state = CPU_RUNNABLE;
-		heap_push(s, x->clock, x->id);
+		if (x->n_extra)
+			clear_extras(s, x);
+		make_runnable(s, x, now);
 	}
 }
 
@@ -693,6 +802,8 @@ static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, c
 
 	maybe_yield(s, me);
 	l = line_of(s, p);
+	if (kind != ACC_STORE)
+		me->recent[me->n_recent++ % RECENT] = (uintptr_t)p >> 6;
 	me->clock = mem_access(s, me, l, kind);
 	s->st.lab_ops++;
 	gen = s->lines_gen;
@@ -703,6 +814,8 @@ static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, c
 static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_line *l)
 {
 	me->deadline = me->clock + s->watchdog;
+	if (l->n_watchers)
+		wake_watchers(s, l, me->clock);
 	if (l->waiters)
 		wake_line(s, l, me->clock);
 }
@@ -811,6 +924,7 @@ static void cpu_main(void *arg)
 				}
 			}
 		}
+		me->read_agent = false;
 		int rc = job->op(job->arg, c, me->res->hists, measuring);
 		if (rc < 0) {
 			s->failed = true;

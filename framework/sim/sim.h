@@ -17,7 +17,9 @@
  * before it: each transfer occupies the line for occupancy x latency (a busy line queues
  * requesters). Atomics are "near" (the line moves to the requester, x86) or "far" (executed
  * at the line's home, Arm LSE; the line leaves every L1). A CPU in LAB_COND_LOAD* sleeps on
- * the watched line and is woken, at the writer's completion time, by any write to it; a
+ * the watched line and is woken, at the writer's completion time, by any write to it, or to
+ * any other line its condition loaded (up to 4), or -- when the condition read the device's
+ * CONS register -- by the device's progress: what a spinning CPU would have seen. A
  * lab_spin_wait(c, NULL) (an MMIO poll) moves its clock by poll_ns.
  *
  * The device model is an agent: the engine runs it at its next due time, before any CPU
@@ -69,6 +71,20 @@ struct sim_agent {
 	uint64_t (*progress)(void *arg);
 	void *arg;
 };
+
+/*
+ * For an agent's progress(): the agent has read or written [p, p + len) since it was last
+ * asked (the device consuming ring slots): those lines leave every CPU's cache, and the next
+ * CPU access misses to the home. Only inside the simulation's progress() call.
+ */
+void sim_agent_wrote(const void *p, size_t len);
+
+/*
+ * For an agent's registers: the running CPU has just read one (CONS). If it then sleeps in
+ * a spin-wait before its op ends, the agent's progress wakes it as well as a write to the
+ * watched line (its condition reads the register, which no CPU writes).
+ */
+void sim_read_agent(void);
 
 /* What the engine measured about itself. */
 struct sim_stats {

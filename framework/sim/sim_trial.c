@@ -98,14 +98,33 @@ void sim_trial_machine(const struct scenario_cfg *cfg, struct scenario_machine *
 
 /* ---- the device as the agent ------------------------------------------------------------- */
 
+struct dev_agent {
+	struct smmu_dev *dev;
+	struct lab_smmu *q;
+	uint32_t seen_cons; /* CONS when the sim last asked */
+	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
+};
+
+/* One trial at a time per thread: the wrapped register's device. */
+static _Thread_local struct dev_agent *cur_agent;
+
+/* readl(CONS) under the sim: the device's register, and the sim told that it was read. */
+static uint32_t sim_read_cons(struct lab_cpu *c, struct lab_smmu *s)
+{
+	uint32_t v = cur_agent->read_cons(c, s);
+
+	sim_read_agent();
+	return v;
+}
+
 static uint64_t dev_next_due(void *arg)
 {
-	return smmu_next_due(arg);
+	return smmu_next_due(((struct dev_agent *)arg)->dev);
 }
 
 static void dev_advance(void *arg)
 {
-	smmu_advance(arg);
+	smmu_advance(((struct dev_agent *)arg)->dev);
 }
 
 /*
@@ -114,26 +133,44 @@ static void dev_advance(void *arg)
  * (one load), not smmu_get_stats() (a lock and a copy). CONS wraps after 2 x queue entries,
  * at most one queue's worth of which can be outstanding, so two reads a wrap apart would need
  * a CPU to publish and the device to consume a whole queue twice between two switches.
+ *
+ * The slots consumed since the last call were read (and poisoned) by the device: their
+ * lines leave the CPUs' caches, so the CPU that next writes one pays the miss.
  */
 static uint64_t dev_progress(void *arg)
 {
-	return smmu_cons(arg);
+	struct dev_agent *a = arg;
+	uint32_t cons = smmu_cons(a->dev);
+	uint32_t mask = (2u << a->q->shift) - 1, nents = 1u << a->q->shift;
+
+	for (uint32_t p = a->seen_cons; p != cons; p = (p + 1) & mask)
+		sim_agent_wrote(&a->q->ring[p & (nents - 1)], sizeof(a->q->ring[0]));
+	a->seen_cons = cons;
+	return cons;
 }
 
 int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 		  struct smmu_dev *dev, struct native_result *res)
 {
+	struct dev_agent da = { .dev = dev };
 	struct sim_agent agent = {
 		.next_due = dev_next_due,
 		.advance = dev_advance,
 		.progress = dev_progress,
-		.arg = dev,
+		.arg = &da,
 	};
 	struct sim_topology topo = { 0 };
 	struct scenario_machine m;
 	char err[256];
 	int rc;
 
+	if (dev) {
+		da.q = smmu_iface(dev);
+		da.seen_cons = smmu_cons(dev);
+		da.read_cons = da.q->read_cons;
+		da.q->read_cons = sim_read_cons;
+		cur_agent = &da;
+	}
 	sim_trial_machine(cfg, &m);
 	if (m.topology && m.topology[0]) {
 		rc = sim_topology_load(m.topology, &topo, err, sizeof(err));
@@ -144,6 +181,10 @@ int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 	}
 	memset(&last_stats, 0, sizeof(last_stats));
 	rc = sim_run(job, &m, topo.n ? &topo : NULL, dev ? &agent : NULL, res, &last_stats);
+	if (dev) {
+		da.q->read_cons = da.read_cons; /* teardown reads it natively */
+		cur_agent = NULL;
+	}
 	sim_topology_free(&topo);
 	return rc;
 }

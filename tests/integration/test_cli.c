@@ -292,8 +292,9 @@ static void sim_records_its_machine(const char *name, bool topology)
 
 Test(cli, cmdq_ways_sim_runs, .timeout = 120)
 {
-	run_config("cmdq-ways-sim.ini", (const char *const[]){ "sweep.cpus=1, 16",
-								"duration_ms=1", NULL });
+	/* 64 CPUs for 2 ms: waits whose condition reads another line or CONS must wake. */
+	run_config("cmdq-ways-sim.ini", (const char *const[]){ "sweep.cpus=1, 64",
+								"duration_ms=2", NULL });
 	sim_records_its_machine("cmdq-ways-sim.ini", true);
 }
 

@@ -137,6 +137,28 @@ static int op_ping(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 	return 0;
 }
 
+/*
+ * CPU 0 waits on flag, but its condition also reads counter, which is what CPU 1 writes
+ * (llq's queue-full wait does this: it watches the prod/cons word and tries the lock word).
+ * Spinning natively it would see the write; parked, it must be woken by it too.
+ */
+static int op_two_words(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint32_t v;
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	if (c->id == 0) {
+		LAB_COND_LOAD32(c, &sh->flag, v, v || lab_load32(&sh->counter, LAB_RELAXED),
+				LAB_ACQUIRE);
+		sh->log_t[0] = lab_now(c);
+	} else {
+		lab_delay_ns(c, 1000);
+		lab_store32(&sh->counter, 1, LAB_RELEASE);
+	}
+	return 0;
+}
+
 static const struct lab_counter test_counters[] = {
 	{ "acquisitions", LAB_COUNTER_EVENTS, "lock acquisitions" },
 };
@@ -276,6 +298,18 @@ Test(sim, far_atomics_do_not_move_the_line)
 	run(op_add, 8, 200, 0, &mach, &far_o);
 	cr_assert_eq(sh->counter, 1600);
 	cr_assert_neq(near_o.st.end_ns, far_o.st.end_ns);
+}
+
+Test(sim, a_wait_wakes_on_any_line_its_condition_read)
+{
+	struct run_out o;
+
+	run(op_two_words, 2, 1, 0, &mach, &o);
+	cr_assert_not(o.res.hung, "%s", o.res.why);
+	cr_assert_eq(o.ops, 2);
+	cr_assert_geq(sh->log_t[0], 1000, "woke at %lu ns", (unsigned long)sh->log_t[0]);
+	cr_assert_lt(sh->log_t[0], 1000 + 4 * (uint64_t)mach.line_ns + 100, "woke at %lu ns",
+		     (unsigned long)sh->log_t[0]);
 }
 
 Test(sim, same_inputs_same_numbers)
