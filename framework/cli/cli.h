@@ -42,5 +42,6 @@ int cmd_list(int argc, char **argv, struct cli_common *c);
 int cmd_plot(int argc, char **argv, struct cli_common *c);
 int cmd_verify(int argc, char **argv, struct cli_common *c);
 int cmd_probe(int argc, char **argv, struct cli_common *c);
+int cmd_calibrate(int argc, char **argv, struct cli_common *c);
 
 #endif /* IOMMULAB_CLI_H */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* iommulab -- entry point: common options, then one of run, list, plot, verify, probe. */
+/* iommulab -- entry point: common options, then one of the commands (run, list, plot, ...). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +29,9 @@ static const char usage[] =
 	"  probe [--out FILE.csv] [--cpus N] [--rounds N]\n"
 	"        measure this machine (core-to-core latency of every CPU pair, atomic and\n"
 	"        timer costs) and write a topology file for the sim (probe-<host>.csv)\n"
+	"  calibrate RESULTS_DIR DATA.csv [--tolerance PCT]\n"
+	"        compare a micro-workload run with measured ns per op, point by point\n"
+	"        (table, RESULTS_DIR/calibration.csv); exit 0 only if all within PCT% (25)\n"
 	"\n"
 	"Plugins are searched in --plugin-dir, then $IOMMULAB_PLUGIN_PATH (colon-separated),\n"
 	"then the built-in directory. Exit status: 0 ok, 1 some trials or checks failed,\n"
@@ -85,11 +88,15 @@ int main(int argc, char **argv)
 		rc = cmd_verify(sub_argc, sub_argv, &c);
 	else if (!strcmp(cmd, "probe"))
 		rc = cmd_probe(sub_argc, sub_argv, &c);
+	else if (!strcmp(cmd, "calibrate"))
+		rc = cmd_calibrate(sub_argc, sub_argv, &c);
 	else if (!strcmp(cmd, "help")) {
 		fputs(usage, stdout);
 		rc = EXIT_OK;
 	} else {
-		fprintf(stderr, "iommulab: unknown command '%s' (run, list, plot, verify, probe)\n",
+		fprintf(stderr,
+			"iommulab: unknown command '%s' (run, list, plot, verify, probe, "
+			"calibrate)\n",
 			cmd);
 		rc = EXIT_USAGE;
 	}

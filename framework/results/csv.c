@@ -160,6 +160,12 @@ static int push_row(struct csv_table *t, size_t *cap, char **fields, size_t line
 
 int csv_read(const char *path, struct csv_table *t, char *err, size_t err_len)
 {
+	return csv_read_flags(path, 0, t, err, err_len);
+}
+
+int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *err,
+		   size_t err_len)
+{
 	char *data = NULL;
 	size_t len = 0, pos = 0, line = 1, row_cap = 0;
 	char **fields = NULL;
@@ -180,6 +186,13 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t err_len)
 		/* A blank line carries no record (a trailing newline, or an editor's). */
 		if (data[pos] == '\n' || (data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n')) {
 			pos += data[pos] == '\r' ? 2 : 1;
+			line++;
+			continue;
+		}
+		if ((flags & CSV_COMMENTS) && data[pos] == '#') {
+			while (pos < len && data[pos] != '\n')
+				pos++;
+			pos += pos < len;
 			line++;
 			continue;
 		}

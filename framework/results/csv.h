@@ -26,6 +26,16 @@ struct csv_table {
  * 0, or -errno (-EINVAL for a malformed file) with "PATH:LINE: ..." in err. */
 int csv_read(const char *path, struct csv_table *t, char *err, size_t err_len);
 
+enum csv_flags {
+	/* A line that starts with '#' is a comment, skipped like a blank line (data files
+	 * copied from elsewhere, e.g. configs/calibration/, say where they come from). */
+	CSV_COMMENTS = 1 << 0,
+};
+
+/* csv_read() with flags (enum csv_flags). */
+int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *err,
+		   size_t err_len);
+
 /* The index of the column named name, or -1. */
 long csv_column(const struct csv_table *t, const char *name);
 

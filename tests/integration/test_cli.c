@@ -2,10 +2,12 @@
 /*
  * The iommulab command line end to end: the quickstart scenario produces its files, graphs
  * and sane numbers; a bad scenario gives one error per problem and exit status 2, running
- * nothing; Ctrl-C keeps every finished trial; every shipped config runs (shortened).
+ * nothing; Ctrl-C keeps every finished trial; every shipped config runs (shortened);
+ * calibrate puts a short micro sweep next to the measured curves.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,8 +40,9 @@ static void remove_tmp(void)
 
 TestSuite(cli, .init = make_tmp, .fini = remove_tmp);
 
-/* Run iommulab with argv (NULL-terminated); stderr to tmp/stderr.txt; return exit status. */
-static int run(char *const argv[], pid_t *pid_out)
+/* Run iommulab with argv (NULL-terminated); stderr to tmp/stderr.txt, stdout to out_path;
+ * return exit status (or, with pid_out, the child's pid at once). */
+static int run_to(char *const argv[], pid_t *pid_out, const char *out_path)
 {
 	char err_path[300];
 	pid_t pid = fork();
@@ -47,7 +50,7 @@ static int run(char *const argv[], pid_t *pid_out)
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
 		snprintf(err_path, sizeof(err_path), "%s/stderr.txt", tmp);
-		if (!freopen(err_path, "w", stderr) || !freopen("/dev/null", "w", stdout))
+		if (!freopen(err_path, "w", stderr) || !freopen(out_path, "w", stdout))
 			_exit(127);
 		/* Under AddressSanitizer a plugin's SIGSEGV or abort must still kill the trial's
 		 * process by that signal, as it does in a normal build. */
@@ -66,6 +69,11 @@ static int run(char *const argv[], pid_t *pid_out)
 	int status;
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int run(char *const argv[], pid_t *pid_out)
+{
+	return run_to(argv, pid_out, "/dev/null");
 }
 
 static char *slurp(const char *path)
@@ -457,4 +465,114 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 		cr_assert_str_eq(str(&t, r, "status"), "ok", "%s: %s", str(&t, r, "plugin"),
 				 str(&t, r, "error"));
 	csv_free(&t);
+}
+
+static const char *stderr_text(void)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	return slurp(path);
+}
+
+/* The first line of text that starts with op and cpus, parsed: 0 if there is none. */
+static int table_row(const char *text, const char *op, unsigned cpus, double *sim, double *meas)
+{
+	for (const char *p = text; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+		char name[32];
+		unsigned n;
+
+		if (sscanf(p, "%31s %u %lf %lf", name, &n, sim, meas) == 4 && !strcmp(name, op) &&
+		    n == cpus)
+			return 1;
+	}
+	return 0;
+}
+
+Test(cli, calibrate_compares_a_micro_run_with_the_measured_curves, .timeout = 120)
+{
+	static const char *const ops[] = { "atomic_add", "cas_add", "ticket_lock" };
+	static const unsigned cpus[] = { 1, 2, 4 };
+	char out[300], stdout_path[300], csv[400], text[1 << 14], err[512];
+	char *const sweep[] = { EXE, "run", CONFIGS "/calibrate-graviton2.ini", "--set",
+				"sweep.cpus=1, 2, 4", "--out", out, NULL };
+	char *const cal[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
+			      NULL };
+	struct csv_table t;
+	int status;
+
+	snprintf(out, sizeof(out), "%s/cal", tmp);
+	snprintf(stdout_path, sizeof(stdout_path), "%s/stdout.txt", tmp);
+	snprintf(csv, sizeof(csv), "%s/calibration.csv", out);
+	run_expect(sweep, 0);
+
+	/* Whether the model is within 25% is the model's business; the table is this test's. */
+	status = run_to(cal, NULL, stdout_path);
+	cr_assert(status == 0 || status == 1, "status %d: %s", status, stderr_text());
+	snprintf(text, sizeof(text), "%s", slurp(stdout_path));
+	for (size_t o = 0; o < LAB_ARRAY_SIZE(ops); o++) {
+		for (size_t c = 0; c < LAB_ARRAY_SIZE(cpus); c++) {
+			double sim, meas;
+
+			cr_assert(table_row(text, ops[o], cpus[c], &sim, &meas),
+				  "no row for %s at %u CPUs:\n%s", ops[o], cpus[c], text);
+			cr_assert(sim > 0 && meas > 0, "%s %u: %f %f", ops[o], cpus[c], sim, meas);
+		}
+		cr_assert(strstr(text, ops[o]) && strstr(text, "worst error"), "%s", text);
+	}
+	cr_assert(strstr(text, status ? "NOT calibrated: " : "calibrated: all 6 points"), "%s",
+		  text);
+
+	cr_assert_eq(csv_read(csv, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t.n_rows, 9, "3 ops x 3 CPU counts");
+	for (size_t r = 0; r < t.n_rows; r++) {
+		double sim = num(&t, r, "sim_ns_per_op"), meas = num(&t, r, "measured_ns_per_op");
+		double err = num(&t, r, "error_pct");
+
+		cr_assert(sim > 0 && sim < 1e6 && meas > 0 && meas < 1e6, "row %zu: %f %f", r, sim,
+			  meas);
+		cr_assert_float_eq(err, (sim - meas) / meas * 100, 1e-3 * (1 + fabs(err)),
+				   "row %zu: error %f", r, err);
+		cr_assert_eq(num(&t, r, "cpus"), cpus[r % 3], "row %zu: by op, then cpus", r);
+		cr_assert_str_eq(str(&t, r, "op"), ops[r / 3]);
+	}
+	csv_free(&t);
+
+	/* The exit status follows the tolerance. */
+	char *const wide[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
+			       "--tolerance", "1e6", NULL };
+	char *const tight[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
+				"--tolerance", "1e-9", NULL };
+	char *const no_data[] = { EXE, "calibrate", out, "/nonexistent-iommulab.csv", NULL };
+	run_expect(wide, 0);
+	run_expect(tight, 1);
+	run_expect(no_data, 2);
+	cr_assert(strstr(stderr_text(), "/nonexistent-iommulab.csv: No such file or directory"),
+		  "%s", stderr_text());
+}
+
+Test(cli, calibrate_refuses_bad_input_with_status_2, .timeout = 30)
+{
+	static const struct {
+		const char *args[4];
+		const char *msg;
+	} cases[] = {
+		{ { NULL }, "expected RESULTS_DIR and DATA.csv" },
+		{ { "/nonexistent-iommulab", CONFIGS "/calibration/graviton2-atomics.csv" },
+		  "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab run "
+		  "configs/calibrate-graviton2.ini`" },
+		{ { "a", "b", "--tolerance", "lots" },
+		  "--tolerance 'lots': expected a percentage above 0" },
+		{ { "a", "b", "--tolerance" }, "--tolerance needs a percentage" },
+		{ { "a", "b", "c" }, "unexpected argument 'c'" },
+	};
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(cases); i++) {
+		char *argv[8] = { EXE, "calibrate" };
+
+		for (size_t a = 0; a < 4 && cases[i].args[a]; a++)
+			argv[2 + a] = (char *)cases[i].args[a];
+		run_expect(argv, 2);
+		cr_assert(strstr(stderr_text(), cases[i].msg), "case %zu: %s", i, stderr_text());
+	}
 }

@@ -428,3 +428,28 @@ Test(results, csv_reader_reports_malformed_lines, .timeout = 10)
 	cr_assert_eq(t.lines[1], 5, "a quoted newline counts as a line");
 	csv_free(&t);
 }
+
+Test(results, csv_reader_skips_comment_lines_only_when_asked, .timeout = 10)
+{
+	char path[256], err[256];
+	struct csv_table t;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/data.csv", tmpdir);
+	f = fopen(path, "w");
+	fputs("# source, with a comma\n#\na,b\n1,2\n# between rows\r\n\"#q\",3\n#last", f);
+	fclose(f);
+	cr_assert_eq(csv_read_flags(path, CSV_COMMENTS, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t.n_cols, 2);
+	cr_assert_str_eq(t.header[0], "a");
+	cr_assert_eq(t.n_rows, 2);
+	cr_assert_str_eq(t.rows[1][0], "#q", "a quoted '#' is data, not a comment");
+	cr_assert_eq(t.lines[0], 4);
+	cr_assert_eq(t.lines[1], 6, "comment lines still count for messages");
+	csv_free(&t);
+
+	/* Without the flag a comment is a record like any other. */
+	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), -EINVAL);
+	cr_assert_not_null(strstr(err, "data.csv:2: 1 fields, but the header has 2 columns"), "%s",
+			   err);
+}
