@@ -381,10 +381,10 @@ Test(sim_topology, refuses_garbage_with_file_and_line)
 
 /* ---- a whole cmdq trial on virtual CPUs ----------------------------------------------------- */
 
-static const struct lab_plugin *load_native(const char *name)
+static const struct lab_plugin *load_kind(const char *kind, const char *name)
 {
 	char path[1024];
-	snprintf(path, sizeof(path), "%s/plugins/cmdq-%s.so", TEST_BUILD_ROOT, name);
+	snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kind, name);
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	cr_assert_not_null(h, "%s", dlerror());
 	void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
@@ -420,7 +420,7 @@ Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
 	struct scenario_cfg cfg;
 	struct trial_result a, b;
 	struct oracle_report o;
-	const struct lab_plugin *p = load_native("biglock");
+	const struct lab_plugin *p = load_kind("cmdq", "biglock");
 	char cfgbuf[256] = { 0 };
 
 	cmdq_cfg(&cfg, 8);
@@ -458,7 +458,7 @@ Test(sim_trial, speed_with_the_device, .timeout = 120)
 {
 	struct scenario_cfg cfg;
 	struct trial_result r;
-	const struct lab_plugin *p = load_native("cmpxchg");
+	const struct lab_plugin *p = load_kind("cmdq", "cmpxchg");
 	char cfgbuf[256] = { 0 };
 
 	cmdq_cfg(&cfg, 64);
@@ -509,19 +509,6 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 
 /* ---- iova and dma trials on virtual CPUs ---------------------------------------------------- */
 
-static const struct lab_plugin *load_kind(const char *kind, const char *name)
-{
-	char path[1024];
-	snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kind, name);
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	cr_assert_not_null(h, "%s", dlerror());
-	void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
-	lab_plugin_entry_fn entry;
-	cr_assert_not_null(sym);
-	memcpy(&entry, &sym, sizeof(entry));
-	return entry();
-}
-
 static void plugin_defaults(const struct lab_plugin *p, void *buf, size_t len)
 {
 	char err[256];
@@ -534,13 +521,9 @@ static void plugin_defaults(const struct lab_plugin *p, void *buf, size_t len)
 
 static void iova_cfg(struct scenario_cfg *cfg, int workload, uint64_t cpus)
 {
-	memset(cfg, 0, sizeof(*cfg));
+	cmdq_cfg(cfg, cpus);
 	cfg->scenario.workload = workload;
-	cfg->scenario.engine = ENGINE_SIM;
-	cfg->scenario.cpus = cpus;
 	cfg->scenario.duration_ms = 1;
-	cfg->scenario.warmup_ms = 0;
-	cfg->scenario.watchdog_ms = 1000;
 	cfg->wl_iova.pattern = 0; /* same-cpu */
 	cfg->wl_iova.depth = 32;
 	cfg->wl_iova.min_pages = 1;
@@ -548,13 +531,6 @@ static void iova_cfg(struct scenario_cfg *cfg, int workload, uint64_t cpus)
 	cfg->wl_iova.dma_bits = 32;
 	cfg->wl_dma.pages = 1;
 	cfg->wl_dma.dma_bits = 32;
-	cfg->smmu.queue_shift = 8;
-	cfg->smmu.msi = true;
-	cfg->smmu.tlbi_va_ns = 40;
-	cfg->smmu.sync_ns = 500;
-	cfg->smmu.prod_write_ns = 50;
-	cfg->smmu.cons_read_ns = 100;
-	sim_machine_defaults(&cfg->machine);
 }
 
 static const struct trial_counter *counter(const struct trial_result *r, const char *name)
