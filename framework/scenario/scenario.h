@@ -96,6 +96,7 @@ struct scenario_machine {
 	double atomic_ns;	/* read-modify-write once the line is there */
 	double op_ns;		/* added to every lab.h operation */
 	double occupancy;	/* fraction of a transfer during which the line serves nobody else */
+	double fail_hold;	/* a far CAS whose compare fails holds the line this share of an atomic's time */
 	int atomic;		/* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */
 	double poll_ns;		/* one MMIO register poll */
 };

@@ -137,6 +137,10 @@ static const struct lab_param machine_params[] = {
 	  "added to every lab.h operation: the instructions around it"),
 	P(scenario_machine, occupancy, LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
 	  "fraction of a transfer during which the line cannot serve the next requester"),
+	P(scenario_machine, fail_hold, LAB_PARAM_DOUBLE, "0.24", 0, 1, NULL,
+	  "a far CAS whose compare fails holds the line this fraction of a far atomic's time "
+	  "(occupancy x home_ns): the home reads and compares, writes nothing, invalidates no "
+	  "copy (the default is Graviton2's, calibrated)"),
 	P(scenario_machine, atomic, LAB_PARAM_ENUM, "near", 0, 0, atomic_choices,
 	  "near: the line moves to the requester (x86); far: done at the home (Arm LSE); "
 	  "adaptive: near while no other core holds the line, far once it is contended (N1)"),

@@ -44,9 +44,27 @@ struct sim_line {
 	uint32_t last_rmw;   /* the CPU + 1 that did the last read-modify-write; 0: none */
 	bool contended;	     /* atomics from two CPUs have met here (adaptive: far from now on) */
 	uint16_t n_watchers; /* CPUs whose parked wait also read this line (watchers) */
+	bool w_set;	     /* w_*: the last write priced on the line, until it takes effect */
+	uint8_t w_off;	     /* its word's byte offset in the line */
+	uint64_t w_val;	     /* the value it leaves there */
+	uint64_t w_at;	     /* ps: when it takes effect (its writer's completion) */
 	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
 	uint64_t watchers[SHARER_WORDS];
 };
+
+/*
+ * A store or read-modify-write as the model prices it: which word, and what it does, so the
+ * value the line will hold once it has taken effect is known before it has (a far CAS's
+ * outcome is decided by the value the home holds when it serves it).
+ */
+struct sim_write {
+	const void *p;
+	uint32_t size; /* 4 or 8 */
+	int op;	       /* enum lab_sim_rmw; SIM_STORE: a plain store of a */
+	uint64_t a, b;
+};
+
+#define SIM_STORE (-1)
 
 struct sim_cpu {
 	uint64_t clock;	   /* ps */
@@ -79,6 +97,7 @@ struct sim {
 	const struct native_job *job;
 	uint64_t local_ps, atomic_ps, op_ps, home_ps, poll_ps;
 	double occupancy;
+	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
 	bool far;	/* every atomic miss runs at the home */
 	bool adaptive;	/* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
@@ -306,13 +325,36 @@ static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, 
 	return worst;
 }
 
+static uint64_t direct_rmw(uint64_t old, int op, uint64_t a, uint64_t b)
+{
+	switch (op) {
+	case LAB_SIM_CAS:
+		return old == a ? b : old;
+	case LAB_SIM_XCHG:
+		return a;
+	case LAB_SIM_ADD:
+		return old + a;
+	case LAB_SIM_SUB:
+		return old - a;
+	case LAB_SIM_AND:
+		return old & a;
+	case LAB_SIM_ANDNOT:
+		return old & ~a;
+	case LAB_SIM_OR:
+		return old | a;
+	default:
+		return old ^ a;
+	}
+}
+
 /*
  * Price one access by CPU me at its clock and update the line: returns its completion time.
  * Hits cost local_ps / atomic_ps; a miss waits for the line to be free, then costs the
  * transfer from where the line is, and keeps the line busy for occupancy x that transfer.
+ * cas_fails: an rmw that is a CAS whose compare will fail when it is served.
  */
-static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l,
-			   enum access kind)
+static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
+			  enum access kind, bool cas_fails)
 {
 	uint32_t id = me->id;
 	uint64_t t = me->clock + s->op_ps;
@@ -345,6 +387,29 @@ static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l
 		sharer_set(l, id);
 		l->owner = LINE_SHARED;
 	} else {
+		/*
+		 * Far atomics run at the home node: afterwards no L1 holds the line. Adaptive
+		 * (Neoverse N1's measured behaviour: 5.3 ns uncontended, ~9 ns per op at the home
+		 * once two cores share the line): far only while another CPU did the last atomic,
+		 * so a line used by one core alone stays in its L1.
+		 */
+		bool far = rmw && (s->far || (s->adaptive && l->contended));
+
+		if (far && cas_fails && owner < 0) {
+			/*
+			 * The home holds the data and the compare fails: it reads the word and
+			 * answers, writing nothing. No copy is invalidated, the line stays where
+			 * it is, and it is held only for the read (fail_hold of an atomic's
+			 * time), not for an ALU write-back: with N CPUs in a CAS loop, N - 1
+			 * attempts fail per success, and each costs the line a read.
+			 */
+			l->last_rmw = id + 1;
+			start = t > l->busy_until ? t : l->busy_until;
+			l->busy_until = start + (uint64_t)((double)s->home_ps * s->occupancy *
+							   s->fail_hold);
+			s->st.misses++;
+			return start + s->home_ps + (s->adaptive ? 0 : s->atomic_ps);
+		}
 		if (owner >= 0)
 			latency = lat(s, id, (uint32_t)owner);
 		else if (owner == LINE_SHARED)
@@ -353,13 +418,6 @@ static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l
 		else
 			latency = s->home_ps;
 		memset(l->sharers, 0, sizeof(l->sharers));
-		/*
-		 * Far atomics run at the home node: afterwards no L1 holds the line. Adaptive
-		 * (Neoverse N1's measured behaviour: 5.3 ns uncontended, ~9 ns per op at the home
-		 * once two cores share the line): far only while another CPU did the last atomic,
-		 * so a line used by one core alone stays in its L1.
-		 */
-		bool far = rmw && (s->far || (s->adaptive && l->contended));
 		l->owner = far ? LINE_HOME : (int32_t)id;
 		if (rmw)
 			l->last_rmw = id + 1;
@@ -378,6 +436,43 @@ static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l
 	l->busy_until = start + (uint64_t)((double)latency * s->occupancy);
 	s->st.misses++;
 	return start + latency + (rmw ? s->atomic_ps : 0);
+}
+
+/*
+ * The value w's word will hold once every write priced before now has taken effect: the
+ * line's pending write when it is to that word (values change at their writer's
+ * completion), else memory.
+ */
+static uint64_t line_word(const struct sim_line *l, const struct sim_write *w, uint64_t now)
+{
+	if (l->w_set && l->w_off == ((uintptr_t)w->p & (LAB_CACHE_LINE - 1)) && l->w_at >= now)
+		return l->w_val;
+	return w->size == 4 ? *(volatile const uint32_t *)w->p : *(volatile const uint64_t *)w->p;
+}
+
+/*
+ * Price an access (w: the store or rmw, NULL for a load) and note what a write will leave
+ * in its word: the next CAS on the line is priced against it.
+ */
+static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l,
+			   enum access kind, const struct sim_write *w)
+{
+	uint64_t mask, old, done;
+	bool cas_fails;
+
+	if (!w)
+		return mem_price(s, me, l, kind, false);
+	mask = w->size == 4 ? UINT32_MAX : UINT64_MAX;
+	old = line_word(l, w, me->clock) & mask;
+	cas_fails = w->op == LAB_SIM_CAS && old != (w->a & mask);
+	done = mem_price(s, me, l, kind, cas_fails);
+	if (!cas_fails) {
+		l->w_set = true;
+		l->w_off = (uint8_t)((uintptr_t)w->p & (LAB_CACHE_LINE - 1));
+		l->w_val = (w->op == SIM_STORE ? w->a : direct_rmw(old, w->op, w->a, w->b)) & mask;
+		l->w_at = done;
+	}
+	return done;
 }
 
 /* ---- scheduling ---------------------------------------------------------------------------- */
@@ -696,28 +791,6 @@ static inline bool unsimulated(void)
 	return __builtin_expect(!cur_sim || !cur_sim->cur, 0);
 }
 
-static uint64_t direct_rmw(uint64_t old, int op, uint64_t a, uint64_t b)
-{
-	switch (op) {
-	case LAB_SIM_CAS:
-		return old == a ? b : old;
-	case LAB_SIM_XCHG:
-		return a;
-	case LAB_SIM_ADD:
-		return old + a;
-	case LAB_SIM_SUB:
-		return old - a;
-	case LAB_SIM_AND:
-		return old & a;
-	case LAB_SIM_ANDNOT:
-		return old & ~a;
-	case LAB_SIM_OR:
-		return old | a;
-	default:
-		return old ^ a;
-	}
-}
-
 uint64_t lab_sim_now(const struct lab_cpu *c)
 {
 	(void)c;
@@ -795,7 +868,7 @@ void lab_sim_park64(struct lab_cpu *c, const uint64_t *p, uint64_t seen)
 
 /* Take the turn, price the access, wait for its completion to be the earliest event. */
 static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, const void *p,
-					    enum access kind)
+					    enum access kind, const struct sim_write *w)
 {
 	struct sim_line *l;
 	uint64_t gen;
@@ -804,7 +877,7 @@ static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, c
 	l = line_of(s, p);
 	if (kind != ACC_STORE)
 		me->recent[me->n_recent++ % RECENT] = (uintptr_t)p >> 6;
-	me->clock = mem_access(s, me, l, kind);
+	me->clock = mem_access(s, me, l, kind, w);
 	s->st.lab_ops++;
 	gen = s->lines_gen;
 	maybe_yield(s, me);
@@ -827,7 +900,7 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 		(void)o;                                                                           \
 		if (unsimulated())                                                                 \
 			return __atomic_load_n(p, __ATOMIC_SEQ_CST);                               \
-		access_begin(s, running(s), p, ACC_LOAD);                                          \
+		access_begin(s, running(s), p, ACC_LOAD, NULL);                                    \
 		return *(volatile const uint##bits##_t *)p;                                        \
 	}                                                                                          \
 	void lab_sim_store##bits(uint##bits##_t *p, uint##bits##_t v, int o)                       \
@@ -839,7 +912,8 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 			return;                                                                    \
 		}                                                                                  \
 		struct sim_cpu *me = running(s);                                                   \
-		struct sim_line *l = access_begin(s, me, p, ACC_STORE);                            \
+		struct sim_write w = { p, bits / 8, SIM_STORE, v, 0 };                             \
+		struct sim_line *l = access_begin(s, me, p, ACC_STORE, &w);                        \
 		*(volatile uint##bits##_t *)p = v;                                                 \
 		access_wrote(s, me, l);                                                            \
 	}                                                                                          \
@@ -858,7 +932,8 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 			return old;                                                                \
 		}                                                                                  \
 		struct sim_cpu *me = running(s);                                                   \
-		struct sim_line *l = access_begin(s, me, p, ACC_RMW);                              \
+		struct sim_write w = { p, bits / 8, op, a, b };                                    \
+		struct sim_line *l = access_begin(s, me, p, ACC_RMW, &w);                          \
 		old = *p;                                                                          \
 		v = (uint##bits##_t)direct_rmw(old, op, a, b);                                     \
 		*p = v;                                                                            \
@@ -1011,6 +1086,7 @@ int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	s->home_ps = ns_to_ps(m->home_ns);
 	s->poll_ps = ns_to_ps(m->poll_ns > 0 ? m->poll_ns : 1);
 	s->occupancy = m->occupancy;
+	s->fail_hold = m->fail_hold;
 	s->far = m->atomic == MACHINE_ATOMIC_FAR;
 	s->adaptive = m->atomic == MACHINE_ATOMIC_ADAPTIVE;
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;

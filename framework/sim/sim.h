@@ -7,20 +7,27 @@
  * Virtual CPUs are coroutines (ctx.h). Each has its own virtual clock; the CPU with the
  * earliest clock runs (ties: lowest id), so every shared-memory operation happens in
  * virtual-time order and a run is a pure function of its inputs. Every lab.h operation of a
- * sim-built plugin (lab.h, LAB_ENGINE_SIM) is priced by the memory model (sim_mem.c) and is a
- * point where the CPU may be switched out; it takes effect at its completion time.
+ * sim-built plugin (lab.h, LAB_ENGINE_SIM) is priced by the memory model (mem_access() in
+ * sim.c) and is a point where the CPU may be switched out; it takes effect at its completion
+ * time.
  *
  * Memory model, per 64-byte line: an owner (a CPU holding it exclusive, the home node, or
  * the device) and a set of sharers. A hit costs local_ns (atomic_ns for a read-modify-write);
  * a miss costs the transfer latency between the requester and the line's holder (the
  * topology matrix, or line_ns), after the line has finished serving the transfers queued
  * before it: each transfer occupies the line for occupancy x latency (a busy line queues
- * requesters). Atomics are "near" (the line moves to the requester, x86) or "far" (executed
- * at the line's home, Arm LSE; the line leaves every L1). A CPU in LAB_COND_LOAD* sleeps on
- * the watched line and is woken, at the writer's completion time, by any write to it, or to
- * any other line its condition loaded (up to 4), or -- when the condition read the device's
- * CONS register -- by the device's progress: what a spinning CPU would have seen. A
- * lab_spin_wait(c, NULL) (an MMIO poll) moves its clock by poll_ns.
+ * requesters, first come first served). Atomics are "near" (the line moves to the requester,
+ * x86) or "far" (executed at the line's home, Arm LSE; the line leaves every L1), or adaptive
+ * (Neoverse N1: near while one CPU uses the line, far once two CPUs' atomics meet on it).
+ * A far CAS's outcome is the one the home sees when it serves it (the value every write
+ * queued before it leaves, even if that write has not reached its CPU yet); one whose compare
+ * fails writes nothing, so it neither invalidates copies nor moves the line, and holds the
+ * line for fail_hold of a far atomic's time: a read, not a read-modify-write-back (with N
+ * CPUs in a CAS retry loop about N - 1 attempts fail per success).
+ * A CPU in LAB_COND_LOAD* sleeps on the watched line and is woken, at the writer's completion
+ * time, by any write to it, or to any other line its condition loaded (up to 4), or -- when
+ * the condition read the device's CONS register -- by the device's progress: what a spinning
+ * CPU would have seen. A lab_spin_wait(c, NULL) (an MMIO poll) moves its clock by poll_ns.
  *
  * The device model is an agent: the engine runs it at its next due time, before any CPU
  * whose clock is later, and wakes CPUs sleeping on words it changed (MSI writes, consumed

@@ -57,6 +57,7 @@ struct shared {
 	uint32_t plain;
 	struct lab_spinlock lock LAB_CACHE_ALIGNED;
 	uint32_t flag LAB_CACHE_ALIGNED;
+	uint32_t slot[16] LAB_CACHE_ALIGNED; /* one line, a word per CPU */
 	uint32_t own[SIM_MAX_CPUS * 16] LAB_CACHE_ALIGNED; /* one line per CPU */
 	uint64_t log_t[4096];
 	uint32_t log_n;
@@ -156,6 +157,44 @@ static int op_two_words(void *arg, struct lab_cpu *c, struct hist *h, bool measu
 		lab_delay_ns(c, 1000);
 		lab_store32(&sh->counter, 1, LAB_RELEASE);
 	}
+	return 0;
+}
+
+/* Every CPU CASes its own word of one shared line: every compare succeeds. */
+static int op_cas_own_word(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint32_t *w = &sh->slot[c->id % 16];
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_cas32(w, *w, *w + 1, LAB_RELAXED); /* *w: only this CPU writes it */
+	return 0;
+}
+
+/* The same line and the same instruction, but a compare that never matches: every one fails. */
+static int op_cas_never_matches(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_cas32(&sh->slot[c->id % 16], UINT32_MAX, 1, LAB_RELAXED);
+	return 0;
+}
+
+/*
+ * CPUs 0 and 1 race to CAS counter from 0 to 1 at the same instant; CPU 2 then CASes another
+ * word of the same line. Each logs the time its CAS completed.
+ */
+static int op_cas_race(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	if (c->id < 2)
+		lab_cas32(&sh->counter, 0, 1, LAB_RELAXED);
+	else
+		lab_cas32(&sh->plain, 0, 1, LAB_RELAXED);
+	sh->log_t[c->id] = lab_now(c);
 	return 0;
 }
 
@@ -310,6 +349,88 @@ Test(sim, a_wait_wakes_on_any_line_its_condition_read)
 	cr_assert_geq(sh->log_t[0], 1000, "woke at %lu ns", (unsigned long)sh->log_t[0]);
 	cr_assert_lt(sh->log_t[0], 1000 + 4 * (uint64_t)mach.line_ns + 100, "woke at %lu ns",
 		     (unsigned long)sh->log_t[0]);
+}
+
+/* Far atomics at a home that is the bottleneck: 1 ns per lab.h op, 100 ns to the home. */
+static void far_home_machine(double fail_hold)
+{
+	mach.atomic = MACHINE_ATOMIC_FAR;
+	mach.op_ns = 0;
+	mach.atomic_ns = 5;
+	mach.home_ns = 100;
+	mach.occupancy = 1;
+	mach.fail_hold = fail_hold;
+}
+
+/*
+ * A far CAS whose compare fails writes nothing: the home holds the line only for the read.
+ * Eight CPUs on one line, each CAS served at the home: when every compare succeeds the line
+ * is held a whole transfer per CAS (8 x 200 x 100 ns); when every compare fails, a quarter
+ * of it, and the same CAS loop gets four times the throughput. With fail_hold = 1 the two
+ * cost the same.
+ */
+Test(sim, a_failed_far_cas_holds_the_line_only_to_read)
+{
+	struct run_out ok, failed;
+
+	far_home_machine(0.25);
+	run(op_cas_own_word, 8, 200, 0, &mach, &ok);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(sh->slot[i], 200);
+	run(op_cas_never_matches, 8, 200, 0, &mach, &failed);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(sh->slot[i], 0);
+	cr_assert(ok.st.end_ns >= 1600 * 100 && ok.st.end_ns <= 1600 * 100 + 200, "end %lu",
+		  (unsigned long)ok.st.end_ns);
+	cr_assert(failed.st.end_ns >= 1600 * 25 && failed.st.end_ns <= 1600 * 25 + 200,
+		  "end %lu", (unsigned long)failed.st.end_ns);
+
+	far_home_machine(1);
+	run(op_cas_never_matches, 8, 200, 0, &mach, &failed);
+	cr_assert_eq(failed.st.end_ns, ok.st.end_ns);
+}
+
+/*
+ * The outcome is the one the home sees when it serves the CAS, not what memory holds when it
+ * is issued. CPUs 0 and 1 both issue CAS(counter, 0 -> 1) at time 0: CPU 0 is served first
+ * (0 to 100 ns: a whole hold, it writes) and completes at 105 ns; CPU 1 is served next,
+ * while memory still reads 0, but after CPU 0's write: it fails and holds the line 25 ns.
+ * CPU 2's CAS on the same line starts at 125 ns.
+ */
+Test(sim, a_far_cas_is_priced_by_the_value_the_home_serves)
+{
+	struct run_out o;
+
+	far_home_machine(0.25);
+	run(op_cas_race, 3, 1, 0, &mach, &o);
+	cr_assert_eq(sh->counter, 1);
+	cr_assert_eq(sh->plain, 1);
+	cr_assert_eq(sh->log_t[0], 105);
+	cr_assert_eq(sh->log_t[1], 100 + 105, "cpu1 done at %lu", (unsigned long)sh->log_t[1]);
+	cr_assert_eq(sh->log_t[2], 100 + 25 + 105, "cpu2 done at %lu",
+		     (unsigned long)sh->log_t[2]);
+}
+
+Test(sim, machine_defaults_are_the_tables)
+{
+	const struct scenario_section *sec = scenario_find_section("machine");
+	struct scenario_machine table;
+	char err[128];
+
+	cr_assert_not_null(sec);
+	cr_assert_eq(param_set_defaults(sec->params, sec->n_params, &table, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_str_eq(table.topology, "");
+	cr_assert_eq(table.line_ns, mach.line_ns);
+	cr_assert_eq(table.home_ns, mach.home_ns);
+	cr_assert_eq(table.local_ns, mach.local_ns);
+	cr_assert_eq(table.atomic_ns, mach.atomic_ns);
+	cr_assert_eq(table.op_ns, mach.op_ns);
+	cr_assert_eq(table.occupancy, mach.occupancy);
+	cr_assert_eq(table.fail_hold, mach.fail_hold);
+	cr_assert_eq(table.atomic, mach.atomic);
+	cr_assert_eq(table.poll_ns, mach.poll_ns);
+	param_free_strings(sec->params, sec->n_params, &table);
 }
 
 Test(sim, same_inputs_same_numbers)
