@@ -551,6 +551,23 @@ Test(cli, calibrate_compares_a_micro_run_with_the_measured_curves, .timeout = 12
 		  "%s", stderr_text());
 }
 
+/*
+ * The shipped model: one set of physical parameters puts all three simulated curves within
+ * 25% of Graviton2's measurements at every point from 2 to 16 CPUs (the issue's target).
+ */
+Test(cli, the_shipped_model_matches_graviton2_within_25_percent, .timeout = 300)
+{
+	char out[300];
+	char *const sweep[] = { EXE, "run", CONFIGS "/calibrate-graviton2.ini", "--out", out,
+				NULL };
+	char *const cal[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
+			      NULL };
+
+	snprintf(out, sizeof(out), "%s/cal-full", tmp);
+	run_expect(sweep, 0);
+	run_expect(cal, 0);
+}
+
 Test(cli, calibrate_refuses_bad_input_with_status_2, .timeout = 30)
 {
 	static const struct {
