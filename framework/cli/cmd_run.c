@@ -145,6 +145,15 @@ static void print_table(const struct table *t, const struct lab_clock *clk)
 	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
 }
 
+/* The scenario sweeps section.key. */
+static bool swept(const struct scenario *s, const char *section, const char *key)
+{
+	for (size_t i = 0; i < s->n_axes; i++)
+		if (!strcmp(s->axes[i].section, section) && !strcmp(s->axes[i].key, key))
+			return true;
+	return false;
+}
+
 /* plugins.txt: kind, name, version and ABI of every plugin the scenario uses. */
 static void plugins_text(const struct scenario *s, char *text, size_t len)
 {
@@ -400,11 +409,19 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
-		runner_n_trials(s),
-		(double)runner_n_trials(s) *
-			(double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0,
-		dir);
+	double run_s = (double)runner_n_trials(s) *
+		       (double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0;
+	if (runner_uses_sim(s))
+		fprintf(stderr, "iommulab: %s: %zu trials, %.3f s of virtual time; results in %s/\n",
+			path, runner_n_trials(s), run_s, dir);
+	else
+		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
+			runner_n_trials(s), run_s, dir);
+	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && !swept(s, "scenario", "seed"))
+		fprintf(stderr, "iommulab: note: the sim is deterministic, so each of the %llu "
+			"repeats of a point gives the same numbers: set repeats = 1, or sweep "
+			"scenario.seed for different random streams\n",
+			(unsigned long long)s->base.scenario.repeats);
 	if (!resume && (util_mkdir_p(dir) || write_run_files(dir, s, &clk))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
