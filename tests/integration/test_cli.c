@@ -425,6 +425,36 @@ static void run_expect(char *const argv[], int want_status)
 	cr_assert_eq(run(argv, NULL), want_status, "%s", slurp(path));
 }
 
+/*
+ * Determinism: the same scenario and seed on the sim give byte-identical trials.csv (every
+ * column is a function of the inputs: times are virtual). dma draws random sizes and uses
+ * both plugins, the device and the slow path.
+ */
+Test(cli, the_sim_gives_byte_identical_trials_twice, .timeout = 120)
+{
+	static const char *const inis[] = { "cmdq-ways-sim.ini", "dma-strict.ini" };
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(inis); i++) {
+		char ini[300], out[2][300], path[400];
+		static char first[1 << 16];
+
+		snprintf(ini, sizeof(ini), "%s/%s", CONFIGS, inis[i]);
+		for (int k = 0; k < 2; k++) {
+			snprintf(out[k], sizeof(out[k]), "%s/det-%zu-%d", tmp, i, k);
+			char *const argv[] = { EXE, "run", ini, "--set", "engine=sim", "--set",
+					       "sweep.cpus=1, 16", "--set", "duration_ms=1", "--set",
+					       "warmup_ms=1", "--set", "repeats=1", "--out", out[k],
+					       NULL };
+			run_expect(argv, 0);
+			snprintf(path, sizeof(path), "%s/trials.csv", out[k]);
+			if (k == 0)
+				snprintf(first, sizeof(first), "%s", slurp(path));
+		}
+		cr_assert_gt(strlen(first), 100);
+		cr_assert_str_eq(first, slurp(path), "%s: the two runs' trials.csv differ", inis[i]);
+	}
+}
+
 Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 {
 	char late[300], illegal[300], allocs[300];
