@@ -58,7 +58,13 @@ static void print_summary(const struct probe_result *r)
 	       pairs ? sum / pairs : 0.0, hi);
 	printf("atomics (uncontended, cpu %d): add %.2f ns, CAS %.2f ns\n", r->cpus[0],
 	       r->atomic_add_ns, r->cas_ns);
+	printf("atomics (contended, cpus %d and %d on one line, ns per op per CPU = wall x %u / "
+	       "ops): add %.1f ns, CAS loop %.1f ns (%.2f tries per increment)\n",
+	       r->cpus[0], r->cpus[1], r->contended_threads,
+	       r->contended_add_ns, r->contended_cas_ns, r->contended_cas_tries);
 	printf("timer: %s, %.2f ns per read\n", r->clock_source, r->timer_ns);
+	printf("for the sim (engine = sim), with [machine] op_ns = 0.5:\n");
+	probe_describe_machine(r, 0.5, "  ", stdout);
 	printf("probe took %.2f s\n", r->elapsed_s);
 }
 

@@ -17,6 +17,7 @@
 #include "engine/clock.h"
 
 #define PROBE_WARMUP 100u /* round trips before timing starts */
+#define PROBE_SIM_OP_NS 0.5 /* [machine] op_ns's default (scenario/tables.c) for the hints */
 
 /* One pair's measurement. flag is the cache line that travels; the rest sits on another. */
 struct pingpong {
@@ -210,6 +211,154 @@ static int measure_atomics(const struct lab_clock *clk, int cpu, unsigned rounds
 	return rc;
 }
 
+/* ---- contended atomics: two pinned threads on one line ------------------------------------ */
+
+/*
+ * Both threads run the same loop on one word for PROBE_CONTEND_NS; thread 0 keeps the time
+ * (reading the clock every PROBE_CLOCK_EVERY ops, so the clock is no part of what is measured)
+ * and raises stop. Per-thread ns per op is wall time x threads / total ops, the definition of
+ * concurrency-hierarchy-bench's Nanos/Op (configs/calibration/graviton2-atomics.csv).
+ */
+#define PROBE_CONTEND_NS 5000000ull /* 5 ms per measurement */
+#define PROBE_CLOCK_EVERY 64u
+#define PROBE_CONTEND_THREADS 2u
+
+enum contend_op { CONTEND_ADD, CONTEND_CAS };
+
+struct contend_thread {
+	_Alignas(64) uint64_t ops;   /* increments done */
+	uint64_t tries;		     /* CAS attempts (CONTEND_CAS) */
+	uint64_t wall_ns;	     /* thread 0: from go to stop */
+	int cpu, err;
+	struct contend_job *job;
+	unsigned idx;
+};
+
+struct contend_job {
+	_Alignas(64) uint64_t word; /* the contended line */
+	_Alignas(64) uint32_t ready, go, stop;
+	enum contend_op op;
+	const struct lab_clock *clk;
+	struct contend_thread t[PROBE_CONTEND_THREADS];
+};
+
+static void *contend_main(void *arg)
+{
+	struct contend_thread *me = arg;
+	struct contend_job *j = me->job;
+	uint64_t ops = 0, tries = 0, t0 = 0;
+
+	me->err = pin_self(me->cpu);
+	__atomic_add_fetch(&j->ready, 1, __ATOMIC_ACQ_REL);
+	if (me->err) {
+		__atomic_store_n(&j->stop, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	if (me->idx == 0) {
+		while (__atomic_load_n(&j->ready, __ATOMIC_ACQUIRE) < PROBE_CONTEND_THREADS)
+			;
+		t0 = lab_clock_ns(j->clk);
+		__atomic_store_n(&j->go, 1, __ATOMIC_RELEASE);
+	} else {
+		while (!__atomic_load_n(&j->go, __ATOMIC_ACQUIRE))
+			if (__atomic_load_n(&j->stop, __ATOMIC_ACQUIRE))
+				return NULL;
+	}
+	while (!__atomic_load_n(&j->stop, __ATOMIC_RELAXED)) {
+		for (unsigned k = 0; k < PROBE_CLOCK_EVERY; k++, ops++) {
+			if (j->op == CONTEND_ADD) {
+				__atomic_fetch_add(&j->word, 1, __ATOMIC_SEQ_CST);
+				continue;
+			}
+			uint64_t v = __atomic_load_n(&j->word, __ATOMIC_RELAXED);
+			do
+				tries++;
+			while (!__atomic_compare_exchange_n(&j->word, &v, v + 1, false,
+							    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+		}
+		if (me->idx == 0) {
+			uint64_t now = lab_clock_ns(j->clk);
+			if (now - t0 >= PROBE_CONTEND_NS) {
+				me->wall_ns = now - t0;
+				__atomic_store_n(&j->stop, 1, __ATOMIC_RELAXED);
+			}
+		}
+	}
+	me->ops = ops;
+	me->tries = tries;
+	return NULL;
+}
+
+/* One measurement: per-thread ns per op and (CAS) attempts per increment. 0 or -errno. */
+static int contend_once(const struct lab_clock *clk, const int *cpus, enum contend_op op,
+			double *ns, double *tries)
+{
+	struct contend_job *j = aligned_alloc(64, sizeof(*j));
+	pthread_t th[PROBE_CONTEND_THREADS];
+	unsigned started = 0;
+	uint64_t ops = 0, n_tries = 0;
+	int rc = 0;
+
+	if (!j)
+		return -ENOMEM;
+	memset(j, 0, sizeof(*j));
+	j->op = op;
+	j->clk = clk;
+	for (unsigned i = 0; i < PROBE_CONTEND_THREADS; i++) {
+		j->t[i].cpu = cpus[i];
+		j->t[i].job = j;
+		j->t[i].idx = i;
+	}
+	for (; started < PROBE_CONTEND_THREADS; started++) {
+		rc = -pthread_create(&th[started], NULL, contend_main, &j->t[started]);
+		if (rc) {
+			__atomic_store_n(&j->stop, 1, __ATOMIC_RELEASE);
+			/* thread 0 waits for every thread to be ready: count the missing ones */
+			__atomic_add_fetch(&j->ready, PROBE_CONTEND_THREADS - started,
+					   __ATOMIC_ACQ_REL);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	for (unsigned i = 0; i < PROBE_CONTEND_THREADS && !rc; i++) {
+		rc = j->t[i].err;
+		ops += j->t[i].ops;
+		n_tries += j->t[i].tries;
+	}
+	if (!rc && (!ops || !j->t[0].wall_ns))
+		rc = -EIO;
+	if (!rc) {
+		*ns = (double)j->t[0].wall_ns * PROBE_CONTEND_THREADS / (double)ops;
+		*tries = op == CONTEND_CAS ? (double)n_tries / (double)ops : 1.0;
+	}
+	free(j);
+	return rc;
+}
+
+static int measure_contended(const struct lab_clock *clk, const int *cpus, unsigned rounds,
+			     double *samples, struct probe_result *r)
+{
+	double *tries = calloc(rounds, sizeof(*tries));
+	int rc = 0;
+
+	if (!tries)
+		return -ENOMEM;
+	r->contended_threads = PROBE_CONTEND_THREADS;
+	for (unsigned k = 0; k < rounds && !rc; k++)
+		rc = contend_once(clk, cpus, CONTEND_ADD, &samples[k], &tries[k]);
+	if (!rc)
+		r->contended_add_ns = median(samples, rounds);
+	for (unsigned k = 0; k < rounds && !rc; k++)
+		rc = contend_once(clk, cpus, CONTEND_CAS, &samples[k], &tries[k]);
+	if (!rc) {
+		r->contended_cas_ns = median(samples, rounds);
+		r->contended_cas_tries = median(tries, rounds);
+	}
+	free(tries);
+	return rc;
+}
+
 /* ---- the probe --------------------------------------------------------------------------- */
 
 static double now_s(void)
@@ -268,6 +417,9 @@ int probe_run(const struct probe_opts *o, struct probe_result *r)
 	rc = measure_atomics(&clk, r->cpus[0], rounds, r);
 	if (rc)
 		goto fail;
+	rc = measure_contended(&clk, r->cpus, rounds, samples, r);
+	if (rc)
+		goto fail;
 	r->timer_ns = clock_cost_ns(&clk, 1000000);
 	r->elapsed_s = now_s() - start;
 	free(samples);
@@ -302,6 +454,61 @@ int probe_default_path(char *buf, size_t len)
 	if ((size_t)snprintf(buf, len, "probe-%s.csv", host) >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+void probe_describe_machine(const struct probe_result *r, double op_ns, const char *prefix,
+			    FILE *f)
+{
+	double a = r->atomic_add_ns - op_ns > 0 ? r->atomic_add_ns - op_ns : 0;
+	double lat = r->n >= 2 && r->lat ? r->lat[1] : 0; /* cpus[0] <-> cpus[1] */
+	double x = r->contended_add_ns;
+
+	fprintf(f, "%s[machine] atomic_ns = %.2f: an uncontended atomic costs op_ns + atomic_ns "
+		   "in the sim (op_ns = %.2f; add measured %.2f ns)\n",
+		prefix, a, op_ns, r->atomic_add_ns);
+#if defined(__x86_64__)
+	fprintf(f, "%s[machine] atomic = near: x86 executes an atomic in the requester's cache\n",
+		prefix);
+	if (!r->contended_threads || lat <= 0 || x <= 0)
+		return;
+	/* sim.h's near model: each op fetches the line (lat) and does the atomic; the line
+	 * serves the other CPU occupancy x lat later, so a CPU's cycle is the larger of the two. */
+	double floor_ns = lat + op_ns + a;
+	fprintf(f, "%scontended add, %u CPUs: %.1f ns per op per CPU; the near model gives "
+		   "max(L + op_ns + atomic_ns, 2 x occupancy x L) = max(%.1f, %.1f x occupancy) "
+		   "with L = %.1f ns (cpus %d-%d)\n",
+		prefix, r->contended_threads, x, floor_ns, 2 * lat, lat, r->cpus[0], r->cpus[1]);
+	if (x < floor_ns)
+		fprintf(f, "%s  -> below one transfer per op: the line stays with one CPU for runs of "
+			   "ops here (or one transfer is cheaper than the ping-pong's one-way figure); "
+			   "the model hands the line over on every op and gives at least %.1f ns "
+			   "(%+.0f%%) whatever the occupancy\n",
+			prefix, floor_ns, 100.0 * (floor_ns - x) / x);
+	else if (x <= 2 * lat)
+		fprintf(f, "%s  -> [machine] occupancy = %.2f reproduces it\n", prefix,
+			x / (2 * lat));
+	else
+		fprintf(f, "%s  -> above 2 x L: even occupancy = 1 gives only %.1f ns (%+.0f%%)\n",
+			prefix, 2 * lat, 100.0 * (2 * lat - x) / x);
+#elif defined(__aarch64__)
+	fprintf(f, "%s[machine] atomic = adaptive (LSE: near while one core uses a line, at the "
+		   "home once contended) or far\n",
+		prefix);
+	if (r->contended_threads && x > 0)
+		fprintf(f, "%scontended add, %u CPUs: %.1f ns per op per CPU; adaptive gives "
+			   "max(home_ns + op_ns, 2 x occupancy x home_ns): e.g. home_ns = %.1f with "
+			   "occupancy <= 0.5\n",
+			prefix, r->contended_threads, x, x - op_ns > 0 ? x - op_ns : x);
+#else
+	fprintf(f, "%s[machine] atomic: near or far, as this architecture executes atomics\n",
+		prefix);
+#endif
+	if (r->contended_threads && r->contended_cas_ns > 0)
+		fprintf(f, "%scontended CAS loop, %u CPUs: %.1f ns per increment per CPU, %.2f tries "
+			   "each: compare with the micro workload (workload.micro.op = cas_add, "
+			   "cpus = %u) under the sim\n",
+			prefix, r->contended_threads, r->contended_cas_ns, r->contended_cas_tries,
+			r->contended_threads);
 }
 
 int probe_write_topology(const struct probe_result *r, const char *path, const char *host,
@@ -339,6 +546,17 @@ int probe_write_topology(const struct probe_result *r, const char *path, const c
 		   "%.2f ns, CAS %.2f ns, timer (%s) %.2f ns\n",
 		date, r->atomic_add_ns, r->cas_ns, r->clock_source ? r->clock_source : "?",
 		r->timer_ns);
+	/* One figure per line, `# probe: key = value`, for scripts (sim_topology_load skips
+	 * every '#' line). */
+	fprintf(f, "# probe: atomic_add_ns = %.3f\n", r->atomic_add_ns);
+	fprintf(f, "# probe: cas_ns = %.3f\n", r->cas_ns);
+	fprintf(f, "# probe: contended_threads = %u\n", r->contended_threads);
+	fprintf(f, "# probe: contended_add_ns = %.3f\n", r->contended_add_ns);
+	fprintf(f, "# probe: contended_cas_ns = %.3f\n", r->contended_cas_ns);
+	fprintf(f, "# probe: contended_cas_tries = %.3f\n", r->contended_cas_tries);
+	fprintf(f, "# probe: timer_ns = %.3f\n", r->timer_ns);
+	fprintf(f, "# probe: clock_source = %s\n", r->clock_source ? r->clock_source : "?");
+	probe_describe_machine(r, PROBE_SIM_OP_NS, "# sim: ", f);
 	for (uint32_t i = 0; i < r->n; i++) {
 		for (uint32_t j = 0; j < r->n; j++) {
 			if (j)

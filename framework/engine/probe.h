@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct probe_opts {
 	uint32_t max_cpus; /* measure the first N allowed CPUs; 0: all of them */
@@ -30,6 +31,13 @@ struct probe_result {
 	double timer_ns;	 /* one lab_clock_ns() call */
 	const char *clock_source; /* "tsc", "cntvct" or "monotonic" */
 	double elapsed_s;	 /* wall time the probe took */
+	/* Two threads on CPUs cpus[0] and cpus[1] hammering one line for 5 ms, median of rounds;
+	 * per-thread ns per op = wall time x threads / total ops (the definition of
+	 * configs/calibration/graviton2-atomics.csv's Nanos/Op). */
+	uint32_t contended_threads;	/* 2 */
+	double contended_add_ns;	/* __atomic_fetch_add */
+	double contended_cas_ns;	/* load, then a CAS retry loop until the increment lands */
+	double contended_cas_tries;	/* CAS attempts per increment */
 };
 
 /* Measure. Needs at least 2 allowed CPUs (-EINVAL otherwise). 0 or -errno; on success free
@@ -37,9 +45,19 @@ struct probe_result {
 int probe_run(const struct probe_opts *o, struct probe_result *r);
 void probe_result_free(struct probe_result *r);
 
-/* Write r's matrix as a topology file (lower-triangular CSV, line i: cores 0..i-1), after a
- * '#' comment naming the machine (host, NULL: gethostname()), the CPUs, the date and the
- * atomic and timer figures. 0 or -errno with a reason in err. */
+/*
+ * What r means for the sim's [machine] section (sim.h's model), as lines each starting with
+ * prefix, into f: atomic_ns from the uncontended add, the atomic mode of this architecture,
+ * and what the contended add says about occupancy (or that the model cannot reach it).
+ * op_ns is the [machine] op_ns the sim would run with.
+ */
+void probe_describe_machine(const struct probe_result *r, double op_ns, const char *prefix,
+			    FILE *f);
+
+/* Write r's matrix as a topology file (lower-triangular CSV, line i: cores 0..i-1), after
+ * '#' comments naming the machine (host, NULL: gethostname()), the CPUs, the date, the
+ * atomic and timer figures as `# probe: key = value` lines and probe_describe_machine()'s
+ * hints. 0 or -errno with a reason in err. */
 int probe_write_topology(const struct probe_result *r, const char *path, const char *host,
 			 char *err, size_t err_len);
 

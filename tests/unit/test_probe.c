@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The probe: a short measurement of two CPUs finishes quickly, every figure is positive and
- * finite, and the topology file it writes loads with the sim's loader at the right size.
+ * finite (contended atomics no cheaper than about half an uncontended one), the topology file
+ * it writes loads with the sim's loader at the right size and records every figure, and the
+ * [machine] hints say what each figure means for the sim.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -16,6 +18,9 @@
 
 #include "engine/probe.h"
 #include "sim/sim.h"
+
+/* Each measuring test takes well under a second; a hang (a thread that never starts) fails. */
+TestSuite(probe, .timeout = 30);
 
 static int allowed_cpus(void)
 {
@@ -34,6 +39,45 @@ static double now_s(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Two CPUs on one line: every figure positive and finite, at least one CAS try per
+ * increment, and a contended op no cheaper than about half an uncontended one (an op that
+ * moves a line between cores, or waits for the other core to let go of it, cannot beat the
+ * line sitting in one core's cache; the slack absorbs a noisy shared machine).
+ */
+static void check_contended(const struct probe_result *r)
+{
+	cr_assert_eq(r->contended_threads, 2);
+	cr_assert(isfinite(r->contended_add_ns) && r->contended_add_ns > 0, "%f",
+		  r->contended_add_ns);
+	cr_assert(isfinite(r->contended_cas_ns) && r->contended_cas_ns > 0, "%f",
+		  r->contended_cas_ns);
+	cr_assert(isfinite(r->contended_cas_tries) && r->contended_cas_tries >= 1.0, "%f",
+		  r->contended_cas_tries);
+	cr_assert_gt(r->contended_add_ns, 0.5 * r->atomic_add_ns, "contended %f, alone %f",
+		     r->contended_add_ns, r->atomic_add_ns);
+	cr_assert_gt(r->contended_cas_ns, 0.5 * r->cas_ns, "contended %f, alone %f",
+		     r->contended_cas_ns, r->cas_ns);
+}
+
+/* The value of a `# probe: key = value` line of a written topology file; NAN if absent. */
+static double file_figure(const char *path, const char *key)
+{
+	FILE *f = fopen(path, "r");
+	char line[1024], want[128];
+	double v = NAN;
+
+	cr_assert_not_null(f);
+	snprintf(want, sizeof(want), "# probe: %s = ", key);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, want, strlen(want))) {
+			v = strtod(line + strlen(want), NULL);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
 Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 {
 	struct probe_opts o = { .max_cpus = 2, .rounds = 3, .iters = 200 };
@@ -47,8 +91,10 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	double t0 = now_s();
 	cr_assert_eq(probe_run(&o, &r), 0);
 	double took = now_s() - t0;
-	cr_log_info("probe of 2 CPUs: %.3f s, lat %.1f ns, add %.2f ns, cas %.2f ns, timer %.2f ns",
-		    took, r.lat[1], r.atomic_add_ns, r.cas_ns, r.timer_ns);
+	cr_log_info("probe of 2 CPUs: %.3f s, lat %.1f ns, add %.2f ns, cas %.2f ns, contended add "
+		    "%.1f ns, CAS loop %.1f ns (%.2f tries), timer %.2f ns",
+		    took, r.lat[1], r.atomic_add_ns, r.cas_ns, r.contended_add_ns,
+		    r.contended_cas_ns, r.contended_cas_tries, r.timer_ns);
 	cr_assert_lt(took, 10.0, "took %.2f s", took);
 	cr_assert_eq(r.n, 2);
 	cr_assert_neq(r.cpus[0], r.cpus[1]);
@@ -66,6 +112,7 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	cr_assert(isfinite(r.cas_ns) && r.cas_ns > 0, "%f", r.cas_ns);
 	cr_assert(isfinite(r.timer_ns) && r.timer_ns > 0, "%f", r.timer_ns);
 	cr_assert_not_null(r.clock_source);
+	check_contended(&r);
 
 	fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
@@ -94,6 +141,12 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	fclose(f);
 	cr_assert(line[0] == '#' && strstr(line, "test-host") && strstr(line, "iommulab probe on 20"),
 		  "%s", line);
+	/* the contended figures are recorded, one `# probe: key = value` line each */
+	cr_assert(fabs(file_figure(path, "contended_add_ns") - r.contended_add_ns) < 1e-2);
+	cr_assert(fabs(file_figure(path, "contended_cas_ns") - r.contended_cas_ns) < 1e-2);
+	cr_assert(fabs(file_figure(path, "contended_cas_tries") - r.contended_cas_tries) < 1e-2);
+	cr_assert(fabs(file_figure(path, "atomic_add_ns") - r.atomic_add_ns) < 1e-2);
+	cr_assert(fabs(file_figure(path, "timer_ns") - r.timer_ns) < 1e-2);
 	unlink(path);
 	probe_result_free(&r);
 }
@@ -144,4 +197,48 @@ Test(probe, default_path_names_the_host)
 
 	cr_assert_eq(probe_default_path(buf, sizeof(buf)), 0);
 	cr_assert(!strncmp(buf, "probe-", 6) && strstr(buf, ".csv"), "%s", buf);
+}
+
+/* The [machine] hints: atomic_ns from the uncontended add, and each case of the contended add
+ * against the near model's floor L + op_ns + atomic_ns and ceiling 2 x L. */
+static char *describe(double contended_add_ns)
+{
+	int cpus[2] = { 0, 1 };
+	double lat[4] = { 0, 32, 32, 0 };
+	struct probe_result r = {
+		.n = 2, .cpus = cpus, .lat = lat, .atomic_add_ns = 5.5, .cas_ns = 5.5,
+		.contended_threads = 2, .contended_add_ns = contended_add_ns,
+		.contended_cas_ns = 30, .contended_cas_tries = 1.25,
+	};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	cr_assert_not_null(f);
+	probe_describe_machine(&r, 0.5, "# ", f);
+	fclose(f);
+	cr_log_info("%s", buf);
+	return buf;
+}
+
+Test(probe, machine_hints_map_the_figures_to_machine_keys)
+{
+	char *t = describe(10);
+
+	cr_assert(strstr(t, "# [machine] atomic_ns = 5.00"), "%s", t);
+	cr_assert(strstr(t, "1.25 tries"), "%s", t);
+	for (char *p = t; (p = strchr(p, '\n')) && p[1]; p++)
+		cr_assert(!strncmp(p + 1, "# ", 2), "every line carries the prefix: %s", t);
+#if defined(__x86_64__)
+	cr_assert(strstr(t, "atomic = near"), "%s", t);
+	/* 10 ns is below one transfer (32 + 0.5 + 5): no occupancy reaches it */
+	cr_assert(strstr(t, "below one transfer") && strstr(t, "37.5 ns (+275%)"), "%s", t);
+	free(t);
+	t = describe(48); /* 48 / (2 x 32) */
+	cr_assert(strstr(t, "occupancy = 0.75 reproduces it"), "%s", t);
+	free(t);
+	t = describe(80);
+	cr_assert(strstr(t, "above 2 x L") && strstr(t, "64.0 ns (-20%)"), "%s", t);
+#endif
+	free(t);
 }
