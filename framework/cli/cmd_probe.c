@@ -10,7 +10,7 @@
 #include "engine/probe.h"
 
 static const char probe_usage[] =
-	"usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N]\n";
+    "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N]\n";
 
 static int parse_uint(const char *s, unsigned *v)
 {
@@ -30,8 +30,7 @@ static void print_summary(const struct probe_result *r)
 	double lo = 0, hi = 0, sum = 0;
 	unsigned pairs = 0;
 
-	printf("core-to-core one-way latency, ns (CAS ping-pong round trip / 2), %u CPUs:\n",
-	       r->n);
+	printf("core-to-core one-way latency, ns (CAS ping-pong round trip / 2), %u CPUs:\n", r->n);
 	printf("%6s", "cpu");
 	for (uint32_t j = 0; j < r->n; j++)
 		printf(" %7d", r->cpus[j]);
@@ -60,8 +59,8 @@ static void print_summary(const struct probe_result *r)
 	       r->atomic_add_ns, r->cas_ns);
 	printf("atomics (contended, cpus %d and %d on one line, ns per op per CPU = wall x %u / "
 	       "ops): add %.1f ns, CAS loop %.1f ns (%.2f tries per increment)\n",
-	       r->cpus[0], r->cpus[1], r->contended_threads,
-	       r->contended_add_ns, r->contended_cas_ns, r->contended_cas_tries);
+	       r->cpus[0], r->cpus[1], r->contended_threads, r->contended_add_ns,
+	       r->contended_cas_ns, r->contended_cas_tries);
 	printf("timer: %s, %.2f ns per read\n", r->clock_source, r->timer_ns);
 	printf("for the sim (engine = sim), with [machine] op_ns = 0.5:\n");
 	probe_describe_machine(r, 0.5, "  ", stdout);
@@ -70,7 +69,7 @@ static void print_summary(const struct probe_result *r)
 
 int cmd_probe(int argc, char **argv, struct cli_common *c)
 {
-	struct probe_opts o = { 0 };
+	struct probe_opts o = {0};
 	struct probe_result r;
 	char def_path[300], err[512] = "";
 	const char *out = NULL;

@@ -16,8 +16,8 @@
 
 #include "engine/clock.h"
 
-#define PROBE_WARMUP 100u /* round trips before timing starts */
-#define PROBE_SIM_OP_NS 0.5 /* [machine] op_ns's default (scenario/tables.c) for the hints */
+#define PROBE_WARMUP	100u /* round trips before timing starts */
+#define PROBE_SIM_OP_NS 0.5  /* [machine] op_ns's default (scenario/tables.c) for the hints */
 
 /* One pair's measurement. flag is the cache line that travels; the rest sits on another. */
 struct pingpong {
@@ -42,8 +42,7 @@ static int pin_self(int cpu)
 
 static int cas64(uint64_t *p, uint64_t old, uint64_t new)
 {
-	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_ACQ_REL,
-					   __ATOMIC_ACQUIRE);
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 static void *pong_main(void *arg)
@@ -96,8 +95,7 @@ out:
 }
 
 /* One measurement of the pair (a, b): 0 or -errno. */
-static int pingpong_once(const struct lab_clock *clk, int a, int b, unsigned iters,
-			 double *ns)
+static int pingpong_once(const struct lab_clock *clk, int a, int b, unsigned iters, double *ns)
 {
 	struct pingpong *pp = aligned_alloc(64, sizeof(*pp));
 	pthread_t tp, tq;
@@ -219,16 +217,16 @@ static int measure_atomics(const struct lab_clock *clk, int cpu, unsigned rounds
  * and raises stop. Per-thread ns per op is wall time x threads / total ops, the definition of
  * concurrency-hierarchy-bench's Nanos/Op (configs/calibration/graviton2-atomics.csv).
  */
-#define PROBE_CONTEND_NS 5000000ull /* 5 ms per measurement */
-#define PROBE_CLOCK_EVERY 64u
+#define PROBE_CONTEND_NS      5000000ull /* 5 ms per measurement */
+#define PROBE_CLOCK_EVERY     64u
 #define PROBE_CONTEND_THREADS 2u
 
 enum contend_op { CONTEND_ADD, CONTEND_CAS };
 
 struct contend_thread {
-	_Alignas(64) uint64_t ops;   /* increments done */
-	uint64_t tries;		     /* CAS attempts (CONTEND_CAS) */
-	uint64_t wall_ns;	     /* thread 0: from go to stop */
+	_Alignas(64) uint64_t ops; /* increments done */
+	uint64_t tries;		   /* CAS attempts (CONTEND_CAS) */
+	uint64_t wall_ns;	   /* thread 0: from go to stop */
 	int cpu, err;
 	struct contend_job *job;
 	unsigned idx;
@@ -405,8 +403,8 @@ int probe_run(const struct probe_opts *o, struct probe_result *r)
 	for (uint32_t i = 1; i < r->n; i++) {
 		for (uint32_t j = 0; j < i; j++) {
 			for (unsigned k = 0; k < rounds; k++) {
-				rc = pingpong_once(&clk, r->cpus[i], r->cpus[j], iters,
-						   &samples[k]);
+				rc =
+				    pingpong_once(&clk, r->cpus[i], r->cpus[j], iters, &samples[k]);
 				if (rc)
 					goto fail;
 			}
@@ -456,15 +454,15 @@ int probe_default_path(char *buf, size_t len)
 	return 0;
 }
 
-void probe_describe_machine(const struct probe_result *r, double op_ns, const char *prefix,
-			    FILE *f)
+void probe_describe_machine(const struct probe_result *r, double op_ns, const char *prefix, FILE *f)
 {
 	double a = r->atomic_add_ns - op_ns > 0 ? r->atomic_add_ns - op_ns : 0;
 	double lat = r->n >= 2 && r->lat ? r->lat[1] : 0; /* cpus[0] <-> cpus[1] */
 	double x = r->contended_add_ns;
 
-	fprintf(f, "%s[machine] atomic_ns = %.2f: an uncontended atomic costs op_ns + atomic_ns "
-		   "in the sim (op_ns = %.2f; add measured %.2f ns)\n",
+	fprintf(f,
+		"%s[machine] atomic_ns = %.2f: an uncontended atomic costs op_ns + atomic_ns "
+		"in the sim (op_ns = %.2f; add measured %.2f ns)\n",
 		prefix, a, op_ns, r->atomic_add_ns);
 #if defined(__x86_64__)
 	fprintf(f, "%s[machine] atomic = near: x86 executes an atomic in the requester's cache\n",
@@ -474,16 +472,19 @@ void probe_describe_machine(const struct probe_result *r, double op_ns, const ch
 	/* sim.h's near model: each op fetches the line (lat) and does the atomic; the line
 	 * serves the other CPU occupancy x lat later, so a CPU's cycle is the larger of the two. */
 	double floor_ns = lat + op_ns + a;
-	fprintf(f, "%scontended add, %u CPUs: %.1f ns per op per CPU; the near model gives "
-		   "max(L + op_ns + atomic_ns, 2 x occupancy x L) = max(%.1f, %.1f x occupancy) "
-		   "with L = %.1f ns (cpus %d-%d)\n",
+	fprintf(f,
+		"%scontended add, %u CPUs: %.1f ns per op per CPU; the near model gives "
+		"max(L + op_ns + atomic_ns, 2 x occupancy x L) = max(%.1f, %.1f x occupancy) "
+		"with L = %.1f ns (cpus %d-%d)\n",
 		prefix, r->contended_threads, x, floor_ns, 2 * lat, lat, r->cpus[0], r->cpus[1]);
 	if (x < floor_ns)
-		fprintf(f, "%s  -> below one transfer per op: the line stays with one CPU for runs of "
-			   "ops here (or one transfer is cheaper than the ping-pong's one-way figure); "
-			   "the model hands the line over on every op and gives at least %.1f ns "
-			   "(%+.0f%%) whatever the occupancy\n",
-			prefix, floor_ns, 100.0 * (floor_ns - x) / x);
+		fprintf(
+		    f,
+		    "%s  -> below one transfer per op: the line stays with one CPU for runs of "
+		    "ops here (or one transfer is cheaper than the ping-pong's one-way figure); "
+		    "the model hands the line over on every op and gives at least %.1f ns "
+		    "(%+.0f%%) whatever the occupancy\n",
+		    prefix, floor_ns, 100.0 * (floor_ns - x) / x);
 	else if (x <= 2 * lat)
 		fprintf(f, "%s  -> [machine] occupancy = %.2f reproduces it\n", prefix,
 			x / (2 * lat));
@@ -491,22 +492,25 @@ void probe_describe_machine(const struct probe_result *r, double op_ns, const ch
 		fprintf(f, "%s  -> above 2 x L: even occupancy = 1 gives only %.1f ns (%+.0f%%)\n",
 			prefix, 2 * lat, 100.0 * (2 * lat - x) / x);
 #elif defined(__aarch64__)
-	fprintf(f, "%s[machine] atomic = adaptive (LSE: near while one core uses a line, at the "
-		   "home once contended) or far\n",
+	fprintf(f,
+		"%s[machine] atomic = adaptive (LSE: near while one core uses a line, at the "
+		"home once contended) or far\n",
 		prefix);
 	if (r->contended_threads && x > 0)
-		fprintf(f, "%scontended add, %u CPUs: %.1f ns per op per CPU; adaptive gives "
-			   "max(home_ns + op_ns, 2 x occupancy x home_ns): e.g. home_ns = %.1f with "
-			   "occupancy <= 0.5\n",
+		fprintf(f,
+			"%scontended add, %u CPUs: %.1f ns per op per CPU; adaptive gives "
+			"max(home_ns + op_ns, 2 x occupancy x home_ns): e.g. home_ns = %.1f with "
+			"occupancy <= 0.5\n",
 			prefix, r->contended_threads, x, x - op_ns > 0 ? x - op_ns : x);
 #else
 	fprintf(f, "%s[machine] atomic: near or far, as this architecture executes atomics\n",
 		prefix);
 #endif
 	if (r->contended_threads && r->contended_cas_ns > 0)
-		fprintf(f, "%scontended CAS loop, %u CPUs: %.1f ns per increment per CPU, %.2f tries "
-			   "each: compare with the micro workload (workload.micro.op = cas_add, "
-			   "cpus = %u) under the sim\n",
+		fprintf(f,
+			"%scontended CAS loop, %u CPUs: %.1f ns per increment per CPU, %.2f tries "
+			"each: compare with the micro workload (workload.micro.op = cas_add, "
+			"cpus = %u) under the sim\n",
 			prefix, r->contended_threads, r->contended_cas_ns, r->contended_cas_tries,
 			r->contended_threads);
 }
@@ -541,9 +545,10 @@ int probe_write_topology(const struct probe_result *r, const char *path, const c
 	fprintf(f, "# %s, %u CPUs (", host, r->n);
 	for (uint32_t i = 0; i < r->n; i++)
 		fprintf(f, "%s%d", i ? " " : "cpus ", r->cpus[i]);
-	fprintf(f, "): core-to-core latency, ns (CAS ping-pong round trip / 2), "
-		   "lower-triangular. Measured by iommulab probe on %s; uncontended atomic add "
-		   "%.2f ns, CAS %.2f ns, timer (%s) %.2f ns\n",
+	fprintf(f,
+		"): core-to-core latency, ns (CAS ping-pong round trip / 2), "
+		"lower-triangular. Measured by iommulab probe on %s; uncontended atomic add "
+		"%.2f ns, CAS %.2f ns, timer (%s) %.2f ns\n",
 		date, r->atomic_add_ns, r->cas_ns, r->clock_source ? r->clock_source : "?",
 		r->timer_ns);
 	/* One figure per line, `# probe: key = value`, for scripts (sim_topology_load skips

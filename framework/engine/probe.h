@@ -23,21 +23,21 @@ struct probe_opts {
 };
 
 struct probe_result {
-	uint32_t n;		 /* CPUs measured */
-	int *cpus;		 /* their ids (core i of the matrix is CPU cpus[i]) */
-	double *lat;		 /* lat[i * n + j]: one-way ns, symmetric, 0 on the diagonal */
-	double atomic_add_ns;	 /* uncontended __atomic_fetch_add, median of rounds */
-	double cas_ns;		 /* uncontended successful CAS, median of rounds */
-	double timer_ns;	 /* one lab_clock_ns() call */
+	uint32_t n;		  /* CPUs measured */
+	int *cpus;		  /* their ids (core i of the matrix is CPU cpus[i]) */
+	double *lat;		  /* lat[i * n + j]: one-way ns, symmetric, 0 on the diagonal */
+	double atomic_add_ns;	  /* uncontended __atomic_fetch_add, median of rounds */
+	double cas_ns;		  /* uncontended successful CAS, median of rounds */
+	double timer_ns;	  /* one lab_clock_ns() call */
 	const char *clock_source; /* "tsc", "cntvct" or "monotonic" */
-	double elapsed_s;	 /* wall time the probe took */
+	double elapsed_s;	  /* wall time the probe took */
 	/* Two threads on CPUs cpus[0] and cpus[1] hammering one line for 5 ms, median of rounds;
 	 * per-thread ns per op = wall time x threads / total ops (the definition of
 	 * configs/calibration/graviton2-atomics.csv's Nanos/Op). */
-	uint32_t contended_threads;	/* 2 */
-	double contended_add_ns;	/* __atomic_fetch_add */
-	double contended_cas_ns;	/* load, then a CAS retry loop until the increment lands */
-	double contended_cas_tries;	/* CAS attempts per increment */
+	uint32_t contended_threads; /* 2 */
+	double contended_add_ns;    /* __atomic_fetch_add */
+	double contended_cas_ns;    /* load, then a CAS retry loop until the increment lands */
+	double contended_cas_tries; /* CAS attempts per increment */
 };
 
 /* Measure. Needs at least 2 allowed CPUs (-EINVAL otherwise). 0 or -errno; on success free
