@@ -2,6 +2,7 @@
 /* iommulab probe -- measure this machine and write a topology file the sim can load. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,10 @@
 #include "engine/probe.h"
 
 static const char probe_usage[] =
-    "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N]\n";
+    "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N] [--matrix pingpong|transfer]\n"
+    "  --matrix: what the topology file holds: the CAS ping-pong one-way latency (default, as\n"
+    "            configs/topologies/ were measured) or one isolated miss served from the other\n"
+    "            core's cache (what the sim prices a miss at); both are printed\n";
 
 static int parse_uint(const char *s, unsigned *v)
 {
@@ -25,12 +29,14 @@ static int parse_uint(const char *s, unsigned *v)
 	return 0;
 }
 
-static void print_summary(const struct probe_result *r)
+static void print_matrix(const struct probe_result *r, const double *lat, const char *what,
+			 bool written)
 {
 	double lo = 0, hi = 0, sum = 0;
 	unsigned pairs = 0;
 
-	printf("core-to-core one-way latency, ns (CAS ping-pong round trip / 2), %u CPUs:\n", r->n);
+	printf("core-to-core latency, ns (%s), %u CPUs%s:\n", what, r->n,
+	       written ? ", written to the topology file" : "");
 	printf("%6s", "cpu");
 	for (uint32_t j = 0; j < r->n; j++)
 		printf(" %7d", r->cpus[j]);
@@ -38,7 +44,7 @@ static void print_summary(const struct probe_result *r)
 	for (uint32_t i = 0; i < r->n; i++) {
 		printf("%6d", r->cpus[i]);
 		for (uint32_t j = 0; j < r->n; j++) {
-			double v = r->lat[i * r->n + j];
+			double v = lat[i * r->n + j];
 			if (i == j) {
 				printf(" %7s", "-");
 				continue;
@@ -55,6 +61,13 @@ static void print_summary(const struct probe_result *r)
 	}
 	printf("pairs: %u, min %.1f ns, mean %.1f ns, max %.1f ns\n", pairs, lo,
 	       pairs ? sum / pairs : 0.0, hi);
+}
+
+static void print_summary(const struct probe_result *r)
+{
+	print_matrix(r, r->lat, "CAS ping-pong round trip / 2", r->matrix == PROBE_MATRIX_PINGPONG);
+	print_matrix(r, r->xfer, "one isolated miss from the other core's cache",
+		     r->matrix == PROBE_MATRIX_TRANSFER);
 	printf("atomics (uncontended, cpu %d): add %.2f ns, CAS %.2f ns\n", r->cpus[0],
 	       r->atomic_add_ns, r->cas_ns);
 	printf("atomics (contended, cpus %d and %d on one line, ns per op per CPU = wall x %u / "
@@ -86,6 +99,19 @@ int cmd_probe(int argc, char **argv, struct cli_common *c)
 		} else if (!strcmp(a, "--cpus") && i + 1 < argc) {
 			if (parse_uint(argv[++i], &o.max_cpus) || o.max_cpus < 2) {
 				fprintf(stderr, "iommulab probe: --cpus wants a number >= 2\n");
+				return EXIT_USAGE;
+			}
+		} else if (!strcmp(a, "--matrix") && i + 1 < argc) {
+			const char *v = argv[++i];
+			if (!strcmp(v, "pingpong")) {
+				o.matrix = PROBE_MATRIX_PINGPONG;
+			} else if (!strcmp(v, "transfer")) {
+				o.matrix = PROBE_MATRIX_TRANSFER;
+			} else {
+				fprintf(stderr,
+					"iommulab probe: --matrix '%s': expected pingpong or "
+					"transfer\n",
+					v);
 				return EXIT_USAGE;
 			}
 		} else if (!strcmp(a, "--rounds") && i + 1 < argc) {

@@ -139,6 +139,177 @@ static double median(double *v, unsigned n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+/* ---- isolated transfers: one CPU reads lines the other has just written ---------------------- */
+
+/*
+ * What the sim's matrix means: the latency of one miss served from another core's cache, with
+ * nothing else going on. The holder writes XFER_LINES lines (they sit modified in its cache),
+ * then the requester follows them as a pointer chain, so the misses are serialised by their
+ * data dependency (no fences; the timer's resolution is divided by XFER_LINES), and chases the
+ * chain again, now in its own cache, to subtract the hits' cost. The lines are every other
+ * 64-byte line of one page in a shuffled order: no adjacent-line pair and no stride for a
+ * prefetcher to fetch them early. The two roles swap at every step; the median step is kept.
+ */
+#define XFER_LINES  32u
+#define XFER_STRIDE 128u /* bytes between lines: never two of a 128-byte prefetch pair */
+#define XFER_WARMUP 8u	 /* steps not kept */
+
+struct xfer_job {
+	_Alignas(4096) unsigned char page[XFER_LINES * XFER_STRIDE];
+	_Alignas(64) uint64_t turn; /* 2 x step + 1: the requester's go; 2 x step + 2: done */
+	_Alignas(64) uint32_t ready, stop;
+	unsigned steps;
+	unsigned order[XFER_LINES]; /* the chain: line order[k] points to order[k + 1] */
+	const struct lab_clock *clk;
+	double *samples; /* steps - XFER_WARMUP */
+	int cpu[2], err[2];
+};
+
+struct xfer_arg {
+	struct xfer_job *j;
+	unsigned me;
+};
+
+static void **xfer_line(struct xfer_job *j, unsigned i)
+{
+	return (void **)(void *)&j->page[i * XFER_STRIDE];
+}
+
+/* One dependent walk of the chain; returns the last pointer so the loads cannot be dropped. */
+static void *xfer_chase(struct xfer_job *j)
+{
+	void *p = xfer_line(j, j->order[0]);
+
+	for (unsigned k = 0; k < XFER_LINES; k++)
+		p = *(void *volatile *)p;
+	return p;
+}
+
+/*
+ * The clock, once every earlier instruction (the chase's loads) has completed and before any
+ * later one starts: a plain counter read executes out of order, as soon as it is decoded.
+ */
+static uint64_t xfer_clock(const struct lab_clock *clk)
+{
+	uint64_t t;
+
+#if defined(__x86_64__)
+	__asm__ __volatile__("lfence" ::: "memory");
+	t = lab_clock_ns(clk);
+	__asm__ __volatile__("lfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb ish" ::: "memory");
+	t = lab_clock_ns(clk); /* reads cntvct_el0 after an isb */
+	__asm__ __volatile__("isb" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	t = lab_clock_ns(clk);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	return t;
+}
+
+static bool xfer_wait(struct xfer_job *j, uint64_t want)
+{
+	while (__atomic_load_n(&j->turn, __ATOMIC_ACQUIRE) != want)
+		if (__atomic_load_n(&j->stop, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+static void *xfer_main(void *arg)
+{
+	struct xfer_arg *a = arg;
+	struct xfer_job *j = a->j;
+	void *sink = NULL;
+
+	j->err[a->me] = pin_self(j->cpu[a->me]);
+	__atomic_add_fetch(&j->ready, 1, __ATOMIC_ACQ_REL);
+	if (j->err[a->me]) {
+		__atomic_store_n(&j->stop, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	while (__atomic_load_n(&j->ready, __ATOMIC_ACQUIRE) < 2)
+		;
+	for (unsigned st = 0; st < j->steps; st++) {
+		if (st % 2 == a->me) { /* holder: make every line modified here */
+			if (!xfer_wait(j, 2ull * st))
+				return NULL;
+			for (unsigned k = 0; k < XFER_LINES; k++)
+				*xfer_line(j, j->order[k]) =
+				    xfer_line(j, j->order[(k + 1) % XFER_LINES]);
+			__atomic_store_n(&j->turn, 2ull * st + 1, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (!xfer_wait(j, 2ull * st + 1))
+			return NULL;
+		uint64_t t0 = xfer_clock(j->clk);
+		sink = xfer_chase(j);
+		uint64_t t1 = xfer_clock(j->clk);
+		sink = xfer_chase(j);
+		uint64_t t2 = xfer_clock(j->clk);
+		double remote = (double)(t1 - t0), local = (double)(t2 - t1);
+		if (st >= XFER_WARMUP)
+			j->samples[st - XFER_WARMUP] =
+			    (remote > local ? remote - local : 0) / XFER_LINES;
+		__atomic_store_n(&j->turn, 2ull * st + 2, __ATOMIC_RELEASE);
+	}
+	__asm__ __volatile__("" ::"r"(sink));
+	return NULL;
+}
+
+/* The isolated transfer between CPUs a and b, ns: the median over both directions. */
+static int xfer_pair(const struct lab_clock *clk, int a, int b, unsigned rounds, double *ns)
+{
+	struct xfer_job *j = aligned_alloc(4096, sizeof(*j));
+	struct xfer_arg args[2];
+	pthread_t th[2];
+	unsigned started = 0;
+	int rc = 0;
+
+	if (!j)
+		return -ENOMEM;
+	memset(j, 0, sizeof(*j));
+	j->steps = XFER_WARMUP + 8 * rounds;
+	j->samples = calloc(j->steps - XFER_WARMUP, sizeof(*j->samples));
+	if (!j->samples) {
+		free(j);
+		return -ENOMEM;
+	}
+	j->clk = clk;
+	j->cpu[0] = a;
+	j->cpu[1] = b;
+	/* A fixed shuffle (Fisher-Yates with a small LCG): the same chain on every run. */
+	for (unsigned k = 0; k < XFER_LINES; k++)
+		j->order[k] = k;
+	for (unsigned k = XFER_LINES - 1, x = 12345; k > 0; k--) {
+		x = x * 1103515245u + 12345u;
+		unsigned r = (x >> 16) % (k + 1), t = j->order[k];
+		j->order[k] = j->order[r];
+		j->order[r] = t;
+	}
+	for (; started < 2; started++) {
+		args[started] = (struct xfer_arg){j, started};
+		rc = -pthread_create(&th[started], NULL, xfer_main, &args[started]);
+		if (rc) {
+			__atomic_store_n(&j->stop, 1, __ATOMIC_RELEASE);
+			__atomic_add_fetch(&j->ready, 2 - started, __ATOMIC_ACQ_REL);
+			break;
+		}
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	if (!rc)
+		rc = j->err[0] ? j->err[0] : j->err[1];
+	if (!rc && __atomic_load_n(&j->stop, __ATOMIC_ACQUIRE))
+		rc = -EIO;
+	if (!rc)
+		*ns = median(j->samples, j->steps - XFER_WARMUP);
+	free(j->samples);
+	free(j);
+	return rc;
+}
+
 /* ---- uncontended atomics, on one pinned thread ---------------------------------------- */
 
 struct atomics_job {
@@ -395,8 +566,9 @@ int probe_run(const struct probe_opts *o, struct probe_result *r)
 		goto fail;
 	}
 	r->lat = calloc((size_t)r->n * r->n, sizeof(*r->lat));
+	r->xfer = calloc((size_t)r->n * r->n, sizeof(*r->xfer));
 	samples = calloc(rounds, sizeof(*samples));
-	if (!r->lat || !samples) {
+	if (!r->lat || !r->xfer || !samples) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -410,8 +582,13 @@ int probe_run(const struct probe_opts *o, struct probe_result *r)
 			}
 			double m = median(samples, rounds);
 			r->lat[i * r->n + j] = r->lat[j * r->n + i] = m;
+			rc = xfer_pair(&clk, r->cpus[i], r->cpus[j], rounds, &m);
+			if (rc)
+				goto fail;
+			r->xfer[i * r->n + j] = r->xfer[j * r->n + i] = m;
 		}
 	}
+	r->matrix = o ? o->matrix : PROBE_MATRIX_PINGPONG;
 	rc = measure_atomics(&clk, r->cpus[0], rounds, r);
 	if (rc)
 		goto fail;
@@ -434,6 +611,8 @@ void probe_result_free(struct probe_result *r)
 		return;
 	free(r->cpus);
 	free(r->lat);
+	free(r->xfer);
+	r->xfer = NULL;
 	r->cpus = NULL;
 	r->lat = NULL;
 	r->n = 0;
@@ -457,9 +636,18 @@ int probe_default_path(char *buf, size_t len)
 void probe_describe_machine(const struct probe_result *r, double op_ns, const char *prefix, FILE *f)
 {
 	double a = r->atomic_add_ns - op_ns > 0 ? r->atomic_add_ns - op_ns : 0;
-	double lat = r->n >= 2 && r->lat ? r->lat[1] : 0; /* cpus[0] <-> cpus[1] */
+	const double *m = probe_topology_matrix(r);
+	double lat = r->n >= 2 && m ? m[1] : 0; /* cpus[0] <-> cpus[1], as the sim will see it */
 	double x = r->contended_add_ns;
 
+	if (r->n >= 2 && r->lat && r->xfer)
+		fprintf(f,
+			"%s[machine] topology: the sim prices a miss at the matrix's value; cpus "
+			"%d-%d: CAS ping-pong %.1f ns, one isolated miss %.1f ns (%s is written; "
+			"iommulab probe --matrix %s writes the other)\n",
+			prefix, r->cpus[0], r->cpus[1], r->lat[1], r->xfer[1],
+			r->matrix == PROBE_MATRIX_TRANSFER ? "the miss" : "the ping-pong",
+			r->matrix == PROBE_MATRIX_TRANSFER ? "pingpong" : "transfer");
 	fprintf(f,
 		"%s[machine] atomic_ns = %.2f: an uncontended atomic costs op_ns + atomic_ns "
 		"in the sim (op_ns = %.2f; add measured %.2f ns)\n",
@@ -515,16 +703,28 @@ void probe_describe_machine(const struct probe_result *r, double op_ns, const ch
 			r->contended_threads);
 }
 
+const double *probe_topology_matrix(const struct probe_result *r)
+{
+	return r->matrix == PROBE_MATRIX_TRANSFER ? r->xfer : r->lat;
+}
+
+static const char *const matrix_what[] = {
+    [PROBE_MATRIX_PINGPONG] = "CAS ping-pong round trip / 2",
+    [PROBE_MATRIX_TRANSFER] = "one isolated miss from the other core's cache",
+};
+
 int probe_write_topology(const struct probe_result *r, const char *path, const char *host,
 			 char *err, size_t err_len)
 {
+	const double *m = r ? probe_topology_matrix(r) : NULL;
+
 	char hbuf[256], date[64];
 	time_t now = time(NULL);
 	struct tm tm;
 	FILE *f;
 	int rc = 0;
 
-	if (!r || r->n < 2 || !r->lat) {
+	if (!r || r->n < 2 || !m) {
 		snprintf(err, err_len, "%s: nothing measured (a topology needs 2 CPUs)", path);
 		return -EINVAL;
 	}
@@ -546,13 +746,19 @@ int probe_write_topology(const struct probe_result *r, const char *path, const c
 	for (uint32_t i = 0; i < r->n; i++)
 		fprintf(f, "%s%d", i ? " " : "cpus ", r->cpus[i]);
 	fprintf(f,
-		"): core-to-core latency, ns (CAS ping-pong round trip / 2), "
+		"): core-to-core latency, ns (%s), "
 		"lower-triangular. Measured by iommulab probe on %s; uncontended atomic add "
 		"%.2f ns, CAS %.2f ns, timer (%s) %.2f ns\n",
-		date, r->atomic_add_ns, r->cas_ns, r->clock_source ? r->clock_source : "?",
-		r->timer_ns);
+		matrix_what[r->matrix == PROBE_MATRIX_TRANSFER], date, r->atomic_add_ns, r->cas_ns,
+		r->clock_source ? r->clock_source : "?", r->timer_ns);
 	/* One figure per line, `# probe: key = value`, for scripts (sim_topology_load skips
 	 * every '#' line). */
+	fprintf(f, "# probe: matrix = %s\n",
+		r->matrix == PROBE_MATRIX_TRANSFER ? "transfer" : "pingpong");
+	if (r->lat)
+		fprintf(f, "# probe: pingpong_01_ns = %.3f\n", r->lat[1]);
+	if (r->xfer)
+		fprintf(f, "# probe: transfer_01_ns = %.3f\n", r->xfer[1]);
 	fprintf(f, "# probe: atomic_add_ns = %.3f\n", r->atomic_add_ns);
 	fprintf(f, "# probe: cas_ns = %.3f\n", r->cas_ns);
 	fprintf(f, "# probe: contended_threads = %u\n", r->contended_threads);
@@ -567,7 +773,7 @@ int probe_write_topology(const struct probe_result *r, const char *path, const c
 			if (j)
 				fputc(',', f);
 			if (j < i)
-				fprintf(f, "%.4f", r->lat[i * r->n + j]);
+				fprintf(f, "%.4f", m[i * r->n + j]);
 		}
 		fputc('\n', f);
 	}

@@ -113,6 +113,15 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	cr_assert(isfinite(r.timer_ns) && r.timer_ns > 0, "%f", r.timer_ns);
 	cr_assert_not_null(r.clock_source);
 	check_contended(&r);
+	/* the isolated miss: finite, symmetric, and (two cores on one L1, e.g. SMT siblings,
+	 * hand a line over for free) not negative */
+	for (uint32_t i = 0; i < r.n; i++)
+		for (uint32_t j = 0; j < r.n; j++) {
+			double v = r.xfer[i * r.n + j];
+			cr_assert(isfinite(v) && v >= 0, "xfer %u-%u = %f", i, j, v);
+			cr_assert_eq(v, r.xfer[j * r.n + i]);
+		}
+	cr_assert_eq(r.matrix, PROBE_MATRIX_PINGPONG, "the ping-pong matrix by default");
 
 	fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
@@ -148,6 +157,21 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	cr_assert(fabs(file_figure(path, "contended_cas_tries") - r.contended_cas_tries) < 1e-2);
 	cr_assert(fabs(file_figure(path, "atomic_add_ns") - r.atomic_add_ns) < 1e-2);
 	cr_assert(fabs(file_figure(path, "timer_ns") - r.timer_ns) < 1e-2);
+	cr_assert(fabs(file_figure(path, "pingpong_01_ns") - r.lat[1]) < 1e-2);
+	cr_assert(fabs(file_figure(path, "transfer_01_ns") - r.xfer[1]) < 1e-2);
+
+	/* --matrix transfer: the isolated misses are the topology, and the header says so */
+	r.matrix = PROBE_MATRIX_TRANSFER;
+	cr_assert_eq(probe_write_topology(&r, path, "test-host", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t.n, r.n);
+	cr_assert(fabs(t.lat[1] - r.xfer[1]) < 1e-3, "%f vs %f", t.lat[1], r.xfer[1]);
+	sim_topology_free(&t);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	cr_assert(strstr(line, "one isolated miss"), "%s", line);
 	unlink(path);
 	probe_result_free(&r);
 }
@@ -201,16 +225,19 @@ Test(probe, default_path_names_the_host)
 	cr_assert(!strncmp(buf, "probe-", 6) && strstr(buf, ".csv"), "%s", buf);
 }
 
-/* The [machine] hints: atomic_ns from the uncontended add, and each case of the contended add
- * against the near model's floor L + op_ns + atomic_ns and ceiling 2 x L. */
-static char *describe(double contended_add_ns)
+/* The [machine] hints: both matrices' figure, atomic_ns from the uncontended add, and each case
+ * of the contended add against the near model's floor L + op_ns + atomic_ns and ceiling 2 x L,
+ * L from the matrix the file gets (ping-pong 32 ns, isolated miss 20 ns here). */
+static char *describe_with(double contended_add_ns, int matrix)
 {
 	int cpus[2] = {0, 1};
-	double lat[4] = {0, 32, 32, 0};
+	double lat[4] = {0, 32, 32, 0}, xfer[4] = {0, 20, 20, 0};
 	struct probe_result r = {
 	    .n = 2,
 	    .cpus = cpus,
 	    .lat = lat,
+	    .xfer = xfer,
+	    .matrix = matrix,
 	    .atomic_add_ns = 5.5,
 	    .cas_ns = 5.5,
 	    .contended_threads = 2,
@@ -229,11 +256,19 @@ static char *describe(double contended_add_ns)
 	return buf;
 }
 
+static char *describe(double contended_add_ns)
+{
+	return describe_with(contended_add_ns, PROBE_MATRIX_PINGPONG);
+}
+
 Test(probe, machine_hints_map_the_figures_to_machine_keys)
 {
 	char *t = describe(10);
 
 	cr_assert(strstr(t, "# [machine] atomic_ns = 5.00"), "%s", t);
+	cr_assert(strstr(t, "CAS ping-pong 32.0 ns, one isolated miss 20.0 ns (the ping-pong is "
+			    "written; iommulab probe --matrix transfer writes the other)"),
+		  "%s", t);
 	cr_assert(strstr(t, "1.25 tries"), "%s", t);
 	for (char *p = t; (p = strchr(p, '\n')) && p[1]; p++)
 		cr_assert(!strncmp(p + 1, "# ", 2), "every line carries the prefix: %s", t);
@@ -247,6 +282,11 @@ Test(probe, machine_hints_map_the_figures_to_machine_keys)
 	free(t);
 	t = describe(80);
 	cr_assert(strstr(t, "above 2 x L") && strstr(t, "64.0 ns (-20%)"), "%s", t);
+	free(t);
+	t = describe_with(30, PROBE_MATRIX_TRANSFER); /* 30 / (2 x 20) */
+	cr_assert(strstr(t, "the miss is written; iommulab probe --matrix pingpong"), "%s", t);
+	cr_assert(strstr(t, "with L = 20.0 ns") && strstr(t, "occupancy = 0.75 reproduces it"),
+		  "%s", t);
 #endif
 	free(t);
 }
