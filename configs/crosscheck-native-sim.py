@@ -18,9 +18,11 @@ What the sim side gets from the native side, and why:
     The run without it is kept too (DIR/sim-raw-cpusN) and its ops/s error printed.
 
 The 2-CPU native run comes first, between DIR/probe-before.csv (the topology the sim gets) and
-DIR/probe-after.csv (was the machine the same at its end?), then the 1-CPU one. Writes
+DIR/probe-after.csv (was the machine the same at its end?), then the 1-CPU one. The sim also
+runs on DIR/probe-before-transfer.csv (iommulab probe --matrix transfer: one isolated miss per
+pair instead of the CAS ping-pong) and without H; both are extra columns. Writes
 DIR/crosscheck.csv and DIR/crosscheck.md; exit 0 when every strategy (null aside) is within the tolerance on both
-figures, 1 when some is not (named), 2 on a failed step.
+figures with the probe's default topology, 1 when some is not (named), 2 on a failed step.
 """
 import argparse
 import csv
@@ -130,8 +132,10 @@ def main():
     #    it runs right after the probe whose topology the sim gets, and a second probe checks
     #    the machine still looked the same at its end (a VM's vCPUs can be moved meanwhile).
     before = os.path.join(out, "probe-before.csv")
+    before_xfer = os.path.join(out, "probe-before-transfer.csv")
     after = os.path.join(out, "probe-after.csv")
     run([exe, "probe", "--out", before], log)
+    run([exe, "probe", "--matrix", "transfer", "--out", before_xfer], log)
     b0, c0, l0 = cpu_busy(), os.times(), os.getloadavg()[0]
     t0 = time.time()
     for c in sorted(CPUS, reverse=True):
@@ -144,7 +148,7 @@ def main():
             run([exe, "probe", "--out", after], log)
     wall = time.time() - t0
     b1, c1 = cpu_busy(), os.times()
-    pb, pa = probe_figures(before), probe_figures(after)
+    pb, px, pa = probe_figures(before), probe_figures(before_xfer), probe_figures(after)
 
     # What else ran meanwhile: the machine's busy time minus our children's, and VM steal.
     hz = os.sysconf("SC_CLK_TCK")
@@ -155,62 +159,72 @@ def main():
     native = {}
     for c in CPUS:
         native.update(trials(os.path.join(out, f"native-cpus{c}")))
+
+    # 2. The sim, three ways: the probe's default (ping-pong) topology with the harness cost
+    #    H (the comparison), the same without H, and the isolated-miss topology with H.
     atomic_ns = max(0.0, pb["atomic_add_ns"] - OP_NS)
     harness = {}
-    sim = {}
-    sim_raw = {}
+    sims = {"sim": {}, "raw": {}, "xfer": {}}
     for c in CPUS:
         null = native.get(("null", c), [])
         harness[c] = median([float(r["harness_ns_per_op"]) for r in null]) if null else 0.0
-        common = ["--set", "scenario.engine=sim", "--set", f"machine.topology={before}",
-                  "--set", f"machine.atomic_ns={atomic_ns:.3f}",
-                  "--set", f"scenario.cpus={c}", "--set", "scenario.repeats=1",
-                  "--set", f"scenario.duration_ms={a.sim_duration_ms}",
-                  "--set", "scenario.warmup_ms=2"]
-        d = os.path.join(out, f"sim-cpus{c}")
-        run([exe, "run", INI, "--out", d, "--set",
-             f"workload.cmdq.think_ns={THINK_NS + round(harness[c])}"] + common, log)
-        sim.update(trials(d))
-        d = os.path.join(out, f"sim-raw-cpus{c}")
-        run([exe, "run", INI, "--out", d] + common, log)
-        sim_raw.update(trials(d))
+        h = ["--set", f"workload.cmdq.think_ns={THINK_NS + round(harness[c])}"]
+        for name, topo, extra in (("sim", before, h), ("raw", before, []),
+                                  ("xfer", before_xfer, h)):
+            d = os.path.join(out, {"sim": "sim", "raw": "sim-raw",
+                                   "xfer": "sim-transfer"}[name] + f"-cpus{c}")
+            run([exe, "run", INI, "--out", d,
+                 "--set", "scenario.engine=sim", "--set", f"machine.topology={topo}",
+                 "--set", f"machine.atomic_ns={atomic_ns:.3f}",
+                 "--set", f"scenario.cpus={c}", "--set", "scenario.repeats=1",
+                 "--set", f"scenario.duration_ms={a.sim_duration_ms}",
+                 "--set", "scenario.warmup_ms=2"] + (extra or
+                 ["--set", f"workload.cmdq.think_ns={THINK_NS}"]), log)
+            sims[name].update(trials(d))
 
-    # 2. The table.
+    # 3. The table.
     with open(INI) as f:
         plugins = re.search(r"^cmdq\s*=\s*(.*)$", f.read(), re.M).group(1).split(";")[0]
     plugins = [p.strip() for p in plugins.split(",")]
     rows = []
     misses = []
+    misses_xfer = []
+
+    def within(row, sfx):
+        return all(abs(row[k + sfx]) <= a.tolerance for k in ("ops_err_pct", "p50_err_pct"))
+
     for p in plugins:
         for c in CPUS:
             n = native.get((p, c), [])
-            s = sim.get((p, c), [])
-            if not n or not s:
-                misses.append(f"{p} cpus={c}: no ok trial ({'native' if not n else 'sim'})")
+            s = {k: v.get((p, c), []) for k, v in sims.items()}
+            if not n or not all(s.values()):
+                misses.append(f"{p} cpus={c}: a trial failed")
                 continue
             nops, nops_ci = stats([float(r["ops_per_sec"]) for r in n])
             np50, np50_ci = stats([float(r["op_p50_ns"]) for r in n])
-            sops = float(s[0]["ops_per_sec"])
-            sp50 = float(s[0]["op_p50_ns"])
-            raw = sim_raw.get((p, c), [])
-            row = {
-                "plugin": p, "cpus": c,
-                "native_ops_per_sec": nops, "native_ops_ci95": nops_ci,
-                "sim_ops_per_sec": sops, "ops_err_pct": err_pct(sops, nops),
-                "native_p50_ns": np50, "native_p50_ci95": np50_ci,
-                "sim_p50_ns": sp50, "p50_err_pct": err_pct(sp50, np50),
-                "sim_raw_ops_err_pct": err_pct(float(raw[0]["ops_per_sec"]), nops)
-                if raw else float("nan"),
-                "native_repeats": len(n), "harness_ns": harness[c],
-                "sim_line_transfers_per_op": float(s[0].get("sim_line_transfers_per_op") or
-                                                   "nan"),
-            }
+            row = {"plugin": p, "cpus": c, "native_repeats": len(n),
+                   "native_ops_per_sec": nops, "native_ops_ci95": nops_ci,
+                   "native_p50_ns": np50, "native_p50_ci95": np50_ci}
+            for k, sfx in (("sim", ""), ("xfer", "_xfer"), ("raw", "_raw")):
+                sops = float(s[k][0]["ops_per_sec"])
+                sp50 = float(s[k][0]["op_p50_ns"])
+                row["sim_ops_per_sec" + sfx] = sops
+                row["ops_err_pct" + sfx] = err_pct(sops, nops)
+                row["sim_p50_ns" + sfx] = sp50
+                row["p50_err_pct" + sfx] = err_pct(sp50, np50)
+                row["sim_line_transfers_per_op" + sfx] = float(
+                    s[k][0].get("sim_line_transfers_per_op") or "nan")
+            row["harness_ns"] = harness[c]
+            row["within"] = "baseline" if p == "null" else "yes" if within(row, "") else "no"
+            row["within_xfer"] = ("baseline" if p == "null" else
+                                  "yes" if within(row, "_xfer") else "no")
             rows.append(row)
-            ok = all(abs(row[k]) <= a.tolerance for k in ("ops_err_pct", "p50_err_pct"))
-            row["within"] = "baseline" if p == "null" else "yes" if ok else "no"
             if row["within"] == "no":
                 misses.append(f"{p} cpus={c}: ops/s {row['ops_err_pct']:+.0f}%, "
                               f"p50 {row['p50_err_pct']:+.0f}%")
+            if row["within_xfer"] == "no":
+                misses_xfer.append(f"{p} cpus={c}: ops/s {row['ops_err_pct_xfer']:+.0f}%, "
+                                   f"p50 {row['p50_err_pct_xfer']:+.0f}%")
 
     keys = list(rows[0].keys()) if rows else []
     with open(os.path.join(out, "crosscheck.csv"), "w", newline="") as f:
@@ -219,22 +233,25 @@ def main():
         for r in rows:
             w.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
 
-    head = (f"probe before: cpu0-1 {pb['lat_01_ns']:.1f} ns, add {pb['atomic_add_ns']:.2f} ns, "
-            f"contended add {pb.get('contended_add_ns', float('nan')):.1f} ns, "
-            f"contended CAS loop {pb.get('contended_cas_ns', float('nan')):.1f} ns, "
-            f"timer {pb['timer_ns']:.1f} ns\n"
-            f"probe after:  cpu0-1 {pa['lat_01_ns']:.1f} ns "
-            f"({err_pct(pa['lat_01_ns'], pb['lat_01_ns']):+.0f}%)\n"
+    head = (f"probe before: cpu0-1 CAS ping-pong {pb['lat_01_ns']:.1f} ns, one isolated miss "
+            f"{px['lat_01_ns']:.1f} ns, add {pb['atomic_add_ns']:.2f} ns, contended add "
+            f"{pb.get('contended_add_ns', float('nan')):.1f} ns, contended CAS loop "
+            f"{pb.get('contended_cas_ns', float('nan')):.1f} ns, timer {pb['timer_ns']:.1f} ns\n"
+            f"probe after the 2-CPU run: ping-pong {pa['lat_01_ns']:.1f} ns "
+            f"({err_pct(pa['lat_01_ns'], pb['lat_01_ns']):+.0f}%), isolated miss "
+            f"{pa.get('transfer_01_ns', float('nan')):.1f} ns\n"
             f"native runs: {wall:.0f} s, load average {l0:.2f} before, other processes "
             f"{100 * others:.0f}% of a CPU, steal {100 * steal:.0f}%; "
-            f"harness H = {harness[1]:.0f} ns (1 CPU), "
-            f"{harness[2]:.0f} ns (2 CPUs)\n"
-            f"sim: topology = probe-before.csv, atomic_ns = {atomic_ns:.2f}, "
-            f"think_ns = {THINK_NS} + H\n")
+            f"harness H = {harness[1]:.0f} ns (1 CPU), {harness[2]:.0f} ns (2 CPUs)\n"
+            f"sim: atomic = near, atomic_ns = {atomic_ns:.2f}, think_ns = {THINK_NS} + H; "
+            f"topology = probe-before.csv (ping-pong, the probe's default); last columns: "
+            f"probe-before-transfer.csv (isolated miss), and ping-pong without H\n")
+    tol = f"{a.tolerance:g}"
     lines = [
-        "| strategy | cpus | native ops/s (95% CI) | sim ops/s | err | native p50 ns (95% CI) "
-        f"| sim p50 ns | err | within ±{a.tolerance:g}% | sim w/o H: ops err |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|",
+        f"| strategy | cpus | native ops/s (95% CI) | sim ops/s | err | native p50 ns (95% CI) "
+        f"| sim p50 ns | err | within ±{tol}% | isolated-miss topology: ops err, p50 err "
+        f"| w/o H: ops err |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
@@ -242,10 +259,14 @@ def main():
             f"(± {r['native_ops_ci95']:,.0f}) | {r['sim_ops_per_sec']:,.0f} "
             f"| {r['ops_err_pct']:+.0f}% | {r['native_p50_ns']:,.0f} "
             f"(± {r['native_p50_ci95']:,.0f}) | {r['sim_p50_ns']:,.0f} "
-            f"| {r['p50_err_pct']:+.0f}% | {r['within']} | {r['sim_raw_ops_err_pct']:+.0f}% |")
+            f"| {r['p50_err_pct']:+.0f}% | {r['within']} "
+            f"| {r['ops_err_pct_xfer']:+.0f}%, {r['p50_err_pct_xfer']:+.0f}% "
+            f"({r['within_xfer']}) | {r['ops_err_pct_raw']:+.0f}% |")
     text = head + "\n" + "\n".join(lines) + "\n"
     if misses:
-        text += "\noutside ±%g%%: %s\n" % (a.tolerance, "; ".join(misses))
+        text += f"\noutside ±{tol}% (ping-pong topology): " + "; ".join(misses) + "\n"
+    if misses_xfer:
+        text += f"outside ±{tol}% (isolated-miss topology): " + "; ".join(misses_xfer) + "\n"
     if abs(err_pct(pa["lat_01_ns"], pb["lat_01_ns"])) > 30:
         text += ("\nthe core-to-core latency moved by more than 30% during the 2-CPU native "
                  "run (the VM's vCPUs were placed elsewhere): the sim's topology does not "
@@ -256,8 +277,8 @@ def main():
     with open(os.path.join(out, "crosscheck.md"), "w") as f:
         f.write(text)
     print(text, end="")
-    print(f"\nresults: {out}/ (crosscheck.csv, crosscheck.md, native-cpus*/, sim-cpus*/, "
-          "sim-raw-cpus*/, probe-*.csv, crosscheck.log)")
+    print(f"\nresults: {out}/ (crosscheck.csv, crosscheck.md, native-cpus*/, sim*-cpus*/, "
+          "probe-*.csv, crosscheck.log)")
     if len(rows) != len(plugins) * len(CPUS):
         return 2  # some trial failed: named in misses
     return 1 if misses and not a.quick else 0
