@@ -11,10 +11,10 @@
 #include "engine/probe.h"
 
 static const char probe_usage[] =
-    "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N] [--matrix pingpong|transfer]\n"
-    "  --matrix: what the topology file holds: the CAS ping-pong one-way latency (default, as\n"
-    "            configs/topologies/ were measured) or one isolated miss served from the other\n"
-    "            core's cache (what the sim prices a miss at); both are printed\n";
+    "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N] [--matrix transfer|pingpong]\n"
+    "  --matrix: what the topology file holds: one isolated miss served from the other core's\n"
+    "            cache (default: what the sim prices a miss at) or the CAS ping-pong one-way\n"
+    "            latency (as configs/topologies/ were measured); both are printed\n";
 
 static int parse_uint(const char *s, unsigned *v)
 {
@@ -65,9 +65,9 @@ static void print_matrix(const struct probe_result *r, const double *lat, const 
 
 static void print_summary(const struct probe_result *r)
 {
-	print_matrix(r, r->lat, "CAS ping-pong round trip / 2", r->matrix == PROBE_MATRIX_PINGPONG);
 	print_matrix(r, r->xfer, "one isolated miss from the other core's cache",
 		     r->matrix == PROBE_MATRIX_TRANSFER);
+	print_matrix(r, r->lat, "CAS ping-pong round trip / 2", r->matrix == PROBE_MATRIX_PINGPONG);
 	printf("atomics (uncontended, cpu %d): add %.2f ns, CAS %.2f ns\n", r->cpus[0],
 	       r->atomic_add_ns, r->cas_ns);
 	printf("atomics (contended, cpus %d and %d on one line, ns per op per CPU = wall x %u / "

@@ -270,7 +270,7 @@ static int xfer_pair(const struct lab_clock *clk, int a, int b, unsigned rounds,
 	if (!j)
 		return -ENOMEM;
 	memset(j, 0, sizeof(*j));
-	j->steps = XFER_WARMUP + 8 * rounds;
+	j->steps = XFER_WARMUP + 16 * rounds;
 	j->samples = calloc(j->steps - XFER_WARMUP, sizeof(*j->samples));
 	if (!j->samples) {
 		free(j);
@@ -588,7 +588,7 @@ int probe_run(const struct probe_opts *o, struct probe_result *r)
 			r->xfer[i * r->n + j] = r->xfer[j * r->n + i] = m;
 		}
 	}
-	r->matrix = o ? o->matrix : PROBE_MATRIX_PINGPONG;
+	r->matrix = o ? o->matrix : PROBE_MATRIX_TRANSFER;
 	rc = measure_atomics(&clk, r->cpus[0], rounds, r);
 	if (rc)
 		goto fail;
@@ -666,13 +666,12 @@ void probe_describe_machine(const struct probe_result *r, double op_ns, const ch
 		"with L = %.1f ns (cpus %d-%d)\n",
 		prefix, r->contended_threads, x, floor_ns, 2 * lat, lat, r->cpus[0], r->cpus[1]);
 	if (x < floor_ns)
-		fprintf(
-		    f,
-		    "%s  -> below one transfer per op: the line stays with one CPU for runs of "
-		    "ops here (or one transfer is cheaper than the ping-pong's one-way figure); "
-		    "the model hands the line over on every op and gives at least %.1f ns "
-		    "(%+.0f%%) whatever the occupancy\n",
-		    prefix, floor_ns, 100.0 * (floor_ns - x) / x);
+		fprintf(f,
+			"%s  -> below one transfer per op: the line stays with one CPU for runs of "
+			"ops here; "
+			"the model hands the line over on every op and gives at least %.1f ns "
+			"(%+.0f%%) whatever the occupancy\n",
+			prefix, floor_ns, 100.0 * (floor_ns - x) / x);
 	else if (x <= 2 * lat)
 		fprintf(f, "%s  -> [machine] occupancy = %.2f reproduces it\n", prefix,
 			x / (2 * lat));
@@ -749,8 +748,10 @@ int probe_write_topology(const struct probe_result *r, const char *path, const c
 		"): core-to-core latency, ns (%s), "
 		"lower-triangular. Measured by iommulab probe on %s; uncontended atomic add "
 		"%.2f ns, CAS %.2f ns, timer (%s) %.2f ns\n",
-		matrix_what[r->matrix == PROBE_MATRIX_TRANSFER], date, r->atomic_add_ns, r->cas_ns,
-		r->clock_source ? r->clock_source : "?", r->timer_ns);
+		matrix_what[r->matrix == PROBE_MATRIX_PINGPONG ? PROBE_MATRIX_PINGPONG
+							       : PROBE_MATRIX_TRANSFER],
+		date, r->atomic_add_ns, r->cas_ns, r->clock_source ? r->clock_source : "?",
+		r->timer_ns);
 	/* One figure per line, `# probe: key = value`, for scripts (sim_topology_load skips
 	 * every '#' line). */
 	fprintf(f, "# probe: matrix = %s\n",

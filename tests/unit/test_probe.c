@@ -121,11 +121,13 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 			cr_assert(isfinite(v) && v >= 0, "xfer %u-%u = %f", i, j, v);
 			cr_assert_eq(v, r.xfer[j * r.n + i]);
 		}
-	cr_assert_eq(r.matrix, PROBE_MATRIX_PINGPONG, "the ping-pong matrix by default");
+	cr_assert_eq(r.matrix, PROBE_MATRIX_TRANSFER, "the isolated misses by default");
 
 	fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
 	close(fd);
+	/* --matrix pingpong: the ping-pong matrix is the topology */
+	r.matrix = PROBE_MATRIX_PINGPONG;
 	cr_assert_eq(probe_write_topology(&r, path, "test-host", err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(t.n, r.n);
@@ -149,7 +151,7 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	cr_assert_not_null(fgets(line, sizeof(line), f));
 	fclose(f);
 	cr_assert(line[0] == '#' && strstr(line, "test-host") &&
-		      strstr(line, "iommulab probe on 20"),
+		      strstr(line, "iommulab probe on 20") && strstr(line, "CAS ping-pong"),
 		  "%s", line);
 	/* the contended figures are recorded, one `# probe: key = value` line each */
 	cr_assert(fabs(file_figure(path, "contended_add_ns") - r.contended_add_ns) < 1e-2);
@@ -160,7 +162,7 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	cr_assert(fabs(file_figure(path, "pingpong_01_ns") - r.lat[1]) < 1e-2);
 	cr_assert(fabs(file_figure(path, "transfer_01_ns") - r.xfer[1]) < 1e-2);
 
-	/* --matrix transfer: the isolated misses are the topology, and the header says so */
+	/* the default: the isolated misses are the topology, and the header says so */
 	r.matrix = PROBE_MATRIX_TRANSFER;
 	cr_assert_eq(probe_write_topology(&r, path, "test-host", err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), 0, "%s", err);
