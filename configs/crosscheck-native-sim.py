@@ -11,7 +11,8 @@ p50 (mean and 95% CI over repeats), the sim's, and the relative error, sim again
                                      [--duration-ms N] [--tolerance PCT] [--quick]
 
 What the sim side gets from the native side, and why:
-  - [machine] topology = the probe's matrix, atomic_ns = its uncontended add - op_ns;
+  - [machine] topology = the probe's matrix (by default one isolated miss per pair, what the
+    sim prices a miss at), atomic_ns = its uncontended add - op_ns;
   - think_ns + H per CPU count, H = the null plugin's native harness_ns per op (median over
     repeats): the native loop's own cost (timestamps, histogram record, think-loop overshoot)
     that the sim does not run. It is charged outside the measured latency, as natively.
@@ -19,8 +20,8 @@ What the sim side gets from the native side, and why:
 
 The 2-CPU native run comes first, between DIR/probe-before.csv (the topology the sim gets) and
 DIR/probe-after.csv (was the machine the same at its end?), then the 1-CPU one. The sim also
-runs on DIR/probe-before-transfer.csv (iommulab probe --matrix transfer: one isolated miss per
-pair instead of the CAS ping-pong) and without H; both are extra columns. Writes
+runs on DIR/probe-before-pingpong.csv (iommulab probe --matrix pingpong: the CAS ping-pong
+figure, as configs/topologies/ were measured) and without H; both are extra columns. Writes
 DIR/crosscheck.csv and DIR/crosscheck.md; exit 0 when every strategy (null aside) is within the tolerance on both
 figures with the probe's default topology, 1 when some is not (named), 2 on a failed step.
 """
@@ -132,10 +133,10 @@ def main():
     #    it runs right after the probe whose topology the sim gets, and a second probe checks
     #    the machine still looked the same at its end (a VM's vCPUs can be moved meanwhile).
     before = os.path.join(out, "probe-before.csv")
-    before_xfer = os.path.join(out, "probe-before-transfer.csv")
+    before_pp = os.path.join(out, "probe-before-pingpong.csv")
     after = os.path.join(out, "probe-after.csv")
     run([exe, "probe", "--out", before], log)
-    run([exe, "probe", "--matrix", "transfer", "--out", before_xfer], log)
+    run([exe, "probe", "--matrix", "pingpong", "--out", before_pp], log)
     b0, c0, l0 = cpu_busy(), os.times(), os.getloadavg()[0]
     t0 = time.time()
     for c in sorted(CPUS, reverse=True):
@@ -148,7 +149,7 @@ def main():
             run([exe, "probe", "--out", after], log)
     wall = time.time() - t0
     b1, c1 = cpu_busy(), os.times()
-    pb, px, pa = probe_figures(before), probe_figures(before_xfer), probe_figures(after)
+    pb, pp, pa = probe_figures(before), probe_figures(before_pp), probe_figures(after)
 
     # What else ran meanwhile: the machine's busy time minus our children's, and VM steal.
     hz = os.sysconf("SC_CLK_TCK")
@@ -160,19 +161,19 @@ def main():
     for c in CPUS:
         native.update(trials(os.path.join(out, f"native-cpus{c}")))
 
-    # 2. The sim, three ways: the probe's default (ping-pong) topology with the harness cost
-    #    H (the comparison), the same without H, and the isolated-miss topology with H.
+    # 2. The sim, three ways: the probe's default (isolated-miss) topology with the harness
+    #    cost H (the comparison), the same without H, and the ping-pong topology with H.
     atomic_ns = max(0.0, pb["atomic_add_ns"] - OP_NS)
     harness = {}
-    sims = {"sim": {}, "raw": {}, "xfer": {}}
+    sims = {"sim": {}, "raw": {}, "pp": {}}
     for c in CPUS:
         null = native.get(("null", c), [])
         harness[c] = median([float(r["harness_ns_per_op"]) for r in null]) if null else 0.0
         h = ["--set", f"workload.cmdq.think_ns={THINK_NS + round(harness[c])}"]
         for name, topo, extra in (("sim", before, h), ("raw", before, []),
-                                  ("xfer", before_xfer, h)):
+                                  ("pp", before_pp, h)):
             d = os.path.join(out, {"sim": "sim", "raw": "sim-raw",
-                                   "xfer": "sim-transfer"}[name] + f"-cpus{c}")
+                                   "pp": "sim-pingpong"}[name] + f"-cpus{c}")
             run([exe, "run", INI, "--out", d,
                  "--set", "scenario.engine=sim", "--set", f"machine.topology={topo}",
                  "--set", f"machine.atomic_ns={atomic_ns:.3f}",
@@ -188,7 +189,7 @@ def main():
     plugins = [p.strip() for p in plugins.split(",")]
     rows = []
     misses = []
-    misses_xfer = []
+    misses_pp = []
 
     def within(row, sfx):
         return all(abs(row[k + sfx]) <= a.tolerance for k in ("ops_err_pct", "p50_err_pct"))
@@ -205,7 +206,7 @@ def main():
             row = {"plugin": p, "cpus": c, "native_repeats": len(n),
                    "native_ops_per_sec": nops, "native_ops_ci95": nops_ci,
                    "native_p50_ns": np50, "native_p50_ci95": np50_ci}
-            for k, sfx in (("sim", ""), ("xfer", "_xfer"), ("raw", "_raw")):
+            for k, sfx in (("sim", ""), ("pp", "_pp"), ("raw", "_raw")):
                 sops = float(s[k][0]["ops_per_sec"])
                 sp50 = float(s[k][0]["op_p50_ns"])
                 row["sim_ops_per_sec" + sfx] = sops
@@ -216,15 +217,15 @@ def main():
                     s[k][0].get("sim_line_transfers_per_op") or "nan")
             row["harness_ns"] = harness[c]
             row["within"] = "baseline" if p == "null" else "yes" if within(row, "") else "no"
-            row["within_xfer"] = ("baseline" if p == "null" else
-                                  "yes" if within(row, "_xfer") else "no")
+            row["within_pp"] = ("baseline" if p == "null" else
+                                "yes" if within(row, "_pp") else "no")
             rows.append(row)
             if row["within"] == "no":
                 misses.append(f"{p} cpus={c}: ops/s {row['ops_err_pct']:+.0f}%, "
                               f"p50 {row['p50_err_pct']:+.0f}%")
-            if row["within_xfer"] == "no":
-                misses_xfer.append(f"{p} cpus={c}: ops/s {row['ops_err_pct_xfer']:+.0f}%, "
-                                   f"p50 {row['p50_err_pct_xfer']:+.0f}%")
+            if row["within_pp"] == "no":
+                misses_pp.append(f"{p} cpus={c}: ops/s {row['ops_err_pct_pp']:+.0f}%, "
+                                 f"p50 {row['p50_err_pct_pp']:+.0f}%")
 
     keys = list(rows[0].keys()) if rows else []
     with open(os.path.join(out, "crosscheck.csv"), "w", newline="") as f:
@@ -233,23 +234,24 @@ def main():
         for r in rows:
             w.writerow({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in r.items()})
 
-    head = (f"probe before: cpu0-1 CAS ping-pong {pb['lat_01_ns']:.1f} ns, one isolated miss "
-            f"{px['lat_01_ns']:.1f} ns, add {pb['atomic_add_ns']:.2f} ns, contended add "
+    head = (f"probe before: cpu0-1 one isolated miss {pb['lat_01_ns']:.1f} ns, CAS ping-pong "
+            f"{pp['lat_01_ns']:.1f} ns, add {pb['atomic_add_ns']:.2f} ns, contended add "
             f"{pb.get('contended_add_ns', float('nan')):.1f} ns, contended CAS loop "
             f"{pb.get('contended_cas_ns', float('nan')):.1f} ns, timer {pb['timer_ns']:.1f} ns\n"
-            f"probe after the 2-CPU run: ping-pong {pa['lat_01_ns']:.1f} ns "
-            f"({err_pct(pa['lat_01_ns'], pb['lat_01_ns']):+.0f}%), isolated miss "
-            f"{pa.get('transfer_01_ns', float('nan')):.1f} ns\n"
+            f"probe after the 2-CPU run: isolated miss {pa['lat_01_ns']:.1f} ns "
+            f"({err_pct(pa['lat_01_ns'], pb['lat_01_ns']):+.0f}%), ping-pong "
+            f"{pa.get('pingpong_01_ns', float('nan')):.1f} ns "
+            f"({err_pct(pa.get('pingpong_01_ns', float('nan')), pp['lat_01_ns']):+.0f}%)\n"
             f"native runs: {wall:.0f} s, load average {l0:.2f} before, other processes "
             f"{100 * others:.0f}% of a CPU, steal {100 * steal:.0f}%; "
             f"harness H = {harness[1]:.0f} ns (1 CPU), {harness[2]:.0f} ns (2 CPUs)\n"
             f"sim: atomic = near, atomic_ns = {atomic_ns:.2f}, think_ns = {THINK_NS} + H; "
-            f"topology = probe-before.csv (ping-pong, the probe's default); last columns: "
-            f"probe-before-transfer.csv (isolated miss), and ping-pong without H\n")
+            f"topology = probe-before.csv (isolated miss, the probe's default); last columns: "
+            f"probe-before-pingpong.csv (CAS ping-pong), and the default without H\n")
     tol = f"{a.tolerance:g}"
     lines = [
         f"| strategy | cpus | native ops/s (95% CI) | sim ops/s | err | native p50 ns (95% CI) "
-        f"| sim p50 ns | err | within ±{tol}% | isolated-miss topology: ops err, p50 err "
+        f"| sim p50 ns | err | within ±{tol}% | ping-pong topology: ops err, p50 err "
         f"| w/o H: ops err |",
         "|---|---:|---:|---:|---:|---:|---:|---:|:---:|---:|---:|",
     ]
@@ -260,13 +262,13 @@ def main():
             f"| {r['ops_err_pct']:+.0f}% | {r['native_p50_ns']:,.0f} "
             f"(± {r['native_p50_ci95']:,.0f}) | {r['sim_p50_ns']:,.0f} "
             f"| {r['p50_err_pct']:+.0f}% | {r['within']} "
-            f"| {r['ops_err_pct_xfer']:+.0f}%, {r['p50_err_pct_xfer']:+.0f}% "
-            f"({r['within_xfer']}) | {r['ops_err_pct_raw']:+.0f}% |")
+            f"| {r['ops_err_pct_pp']:+.0f}%, {r['p50_err_pct_pp']:+.0f}% "
+            f"({r['within_pp']}) | {r['ops_err_pct_raw']:+.0f}% |")
     text = head + "\n" + "\n".join(lines) + "\n"
     if misses:
-        text += f"\noutside ±{tol}% (ping-pong topology): " + "; ".join(misses) + "\n"
-    if misses_xfer:
-        text += f"outside ±{tol}% (isolated-miss topology): " + "; ".join(misses_xfer) + "\n"
+        text += f"\noutside ±{tol}%: " + "; ".join(misses) + "\n"
+    if misses_pp:
+        text += f"outside ±{tol}% with the ping-pong topology: " + "; ".join(misses_pp) + "\n"
     if abs(err_pct(pa["lat_01_ns"], pb["lat_01_ns"])) > 30:
         text += ("\nthe core-to-core latency moved by more than 30% during the 2-CPU native "
                  "run (the VM's vCPUs were placed elsewhere): the sim's topology does not "
