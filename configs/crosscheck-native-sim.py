@@ -8,7 +8,7 @@ the probe's topology and atomic cost, and prints per strategy and CPU count: nat
 p50 (mean and 95% CI over repeats), the sim's, and the relative error, sim against native.
 
     configs/crosscheck-native-sim.py [--iommulab build/iommulab] [--out DIR] [--repeats N]
-                                     [--duration-ms N] [--tolerance PCT] [--quick]
+                                     [--duration-ms N] [--tolerance PCT] [--quick] [--replace]
 
 What the sim side gets from the native side, and why:
   - [machine] topology = the probe's matrix (by default one isolated miss per pair, what the
@@ -27,10 +27,10 @@ figures with the probe's default topology, 1 when some is not (named), 2 on a fa
 """
 import argparse
 import csv
-import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -42,6 +42,12 @@ OP_NS = 0.5  # [machine] op_ns's default: the sim charges op_ns + atomic_ns for 
 CPUS = (1, 2)
 
 
+def fail(msg):
+    """A step failed or the input is bad: say why, exit 2."""
+    print(f"crosscheck: {msg}", file=sys.stderr)
+    sys.exit(2)
+
+
 def run(cmd, log):
     """Run cmd, its output appended to log; exit 2 if it fails."""
     with open(log, "a") as f:
@@ -49,7 +55,7 @@ def run(cmd, log):
         f.flush()
         rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
     if rc:
-        sys.exit(f"crosscheck: '{' '.join(cmd)}' failed (exit {rc}); see {log}")
+        fail(f"'{' '.join(cmd)}' failed (exit {rc}); see {log}")
 
 
 def probe_figures(path):
@@ -117,6 +123,8 @@ def main():
     ap.add_argument("--duration-ms", type=int, default=1000, help="native, per trial")
     ap.add_argument("--sim-duration-ms", type=int, default=20, help="virtual, per trial")
     ap.add_argument("--tolerance", type=float, default=30.0, help="percent (default 30)")
+    ap.add_argument("--replace", action="store_true",
+                    help="replace an earlier cross-check in --out (only the files it wrote)")
     ap.add_argument("--quick", action="store_true",
                     help="2 repeats of 50 ms, 2 ms simulated, no verdict (exit 0 once every "
                     "step ran): checks the script, not the sim (the test suite runs it)")
@@ -125,9 +133,21 @@ def main():
     if a.quick:
         a.repeats, a.duration_ms, a.sim_duration_ms, warmup = 2, 50, 2, 20
     exe = os.path.abspath(a.iommulab)
+    if not os.access(exe, os.X_OK):
+        fail(f"{exe}: no iommulab there: build it (meson setup build && ninja -C build) or "
+             "pass --iommulab PATH")
     out = os.path.abspath(a.out)
     os.makedirs(out, exist_ok=True)
     log = os.path.join(out, "crosscheck.log")
+    earlier = [n for n in os.listdir(out)
+            if re.fullmatch(r"(native|sim|sim-raw|sim-pingpong)-cpus\d+|probe-[\w-]+\.csv|"
+                            r"crosscheck\.(log|csv|md)", n)]
+    if earlier and not a.replace:
+        fail(f"{out} already holds a cross-check ({', '.join(sorted(earlier))}): pick another "
+             "--out, or --replace it")
+    for n in earlier:
+        path = os.path.join(out, n)
+        shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
     # 1. The machine, then the native runs. Only the 2-CPU run moves lines between cores, so
     #    it runs right after the probe whose topology the sim gets, and a second probe checks
