@@ -497,14 +497,18 @@ static int run(const struct trial_request *req, struct trial_result *res,
 	};
 	/* Injected allocation failures start with the run: set-up is not what is tested. */
 	host_env_set_alloc_fault(t.env, t.cfg->faults.alloc_fail_every);
+	char why[512] = "";
 	if (t.cfg->scenario.engine == ENGINE_SIM)
-		rc = sim_trial_run(&job, t.cfg, t.dev, &t.nres);
+		rc = sim_trial_run(&job, t.cfg, t.dev, &t.nres, why, sizeof(why));
 	else
 		rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
 	if (t.dev)
 		smmu_stop(t.dev);
 	if (rc) {
-		fail(res, "cannot start %u threads: %s", t.ncpus, strerror(-rc));
+		if (why[0])
+			fail(res, "%s", why);
+		else
+			fail(res, "cannot start %u threads: %s", t.ncpus, strerror(-rc));
 		goto out;
 	}
 	merge(&t, res);

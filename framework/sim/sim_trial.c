@@ -150,7 +150,7 @@ static uint64_t dev_progress(void *arg)
 }
 
 int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
-		  struct smmu_dev *dev, struct native_result *res)
+		  struct smmu_dev *dev, struct native_result *res, char *err, size_t err_len)
 {
 	struct dev_agent da = { .dev = dev };
 	struct sim_agent agent = {
@@ -161,23 +161,22 @@ int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 	};
 	struct sim_topology topo = { 0 };
 	struct scenario_machine m;
-	char err[256];
 	int rc;
 
+	sim_trial_machine(cfg, &m);
+	if (m.topology && m.topology[0]) {
+		rc = sim_topology_load(m.topology, &topo, err, err_len);
+		if (rc) {
+			memset(res, 0, sizeof(*res));
+			return rc;
+		}
+	}
 	if (dev) {
 		da.q = smmu_iface(dev);
 		da.seen_cons = smmu_cons(dev);
 		da.read_cons = da.q->read_cons;
 		da.q->read_cons = sim_read_cons;
 		cur_agent = &da;
-	}
-	sim_trial_machine(cfg, &m);
-	if (m.topology && m.topology[0]) {
-		rc = sim_topology_load(m.topology, &topo, err, sizeof(err));
-		if (rc) {
-			memset(res, 0, sizeof(*res));
-			return rc;
-		}
 	}
 	memset(&last_stats, 0, sizeof(last_stats));
 	rc = sim_run(job, &m, topo.n ? &topo : NULL, dev ? &agent : NULL, res, &last_stats);
@@ -186,6 +185,9 @@ int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
 		cur_agent = NULL;
 	}
 	sim_topology_free(&topo);
+	if (rc)
+		snprintf(err, err_len, "cannot set up %u virtual CPUs: %s",
+			 host_env_ncpus(job->env), strerror(-rc));
 	return rc;
 }
 

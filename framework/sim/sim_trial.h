@@ -25,9 +25,10 @@ int sim_trial_prepare(const struct trial_request *req, struct trial_request *out
 /* The machine a configuration describes ([machine]). */
 void sim_trial_machine(const struct scenario_cfg *cfg, struct scenario_machine *m);
 
-/* native_run's counterpart: the device dev (NULL without one) runs as the agent. */
+/* native_run's counterpart: the device dev (NULL without one) runs as the agent. 0, or
+ * -errno with the reason in err (a topology file that cannot be read, out of memory). */
 int sim_trial_run(const struct native_job *job, const struct scenario_cfg *cfg,
-		  struct smmu_dev *dev, struct native_result *res);
+		  struct smmu_dev *dev, struct native_result *res, char *err, size_t err_len);
 
 /* The engine's figures of the last sim_trial_run on this thread (for reports and benches). */
 const struct sim_stats *sim_trial_last_stats(void);
