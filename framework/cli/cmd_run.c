@@ -145,15 +145,6 @@ static void print_table(const struct table *t, const struct lab_clock *clk)
 	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
 }
 
-/* The scenario sweeps section.key. */
-static bool swept(const struct scenario *s, const char *section, const char *key)
-{
-	for (size_t i = 0; i < s->n_axes; i++)
-		if (!strcmp(s->axes[i].section, section) && !strcmp(s->axes[i].key, key))
-			return true;
-	return false;
-}
-
 /* plugins.txt: kind, name, version and ABI of every plugin the scenario uses. */
 static void plugins_text(const struct scenario *s, char *text, size_t len)
 {
@@ -232,24 +223,14 @@ static int write_run_files(const char *dir, const struct scenario *s,
 	return results_write_file(dir, "plugins.txt", text);
 }
 
-/* Read a whole (small) text file into buf; false if it cannot be read. */
-static bool read_text(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return true;
-}
-
+/* The file at path holds exactly text. */
 static bool same_text(const char *path, const char *text)
 {
-	char buf[65536];
-	return read_text(path, buf, sizeof(buf)) && !strcmp(buf, text);
+	char *have = util_read_file(path, NULL);
+	bool same = have && !strcmp(have, text);
+
+	free(have);
+	return same;
 }
 
 /*
@@ -293,8 +274,9 @@ static int check_resumable(const char *dir, const struct scenario *s)
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	snprintf(check, sizeof(check), "%s/.scenario-check.ini", dir);
 	int rc = scenario_write_resolved(s, check);
-	static char written[65536];
-	bool same = !rc && read_text(check, written, sizeof(written)) && same_text(path, written);
+	char *written = rc ? NULL : util_read_file(check, NULL);
+	bool same = written && same_text(path, written);
+	free(written);
 	unlink(check);
 	if (!same) {
 		fprintf(stderr, "iommulab: %s was edited since the run started: refusing to mix "
@@ -417,7 +399,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	else
 		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
 			runner_n_trials(s), run_s, dir);
-	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && !swept(s, "scenario", "seed"))
+	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && !scenario_find_axis(s, "scenario", "seed"))
 		fprintf(stderr, "iommulab: note: the sim is deterministic, so each of the %llu "
 			"repeats of a point gives the same numbers: set repeats = 1, or sweep "
 			"scenario.seed for different random streams\n",

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/fs.h"
+
 void csv_write_field(FILE *f, const char *s, bool force_quote)
 {
 	if (!s)
@@ -56,49 +58,6 @@ static char *buf_take(struct field_buf *b)
 	b->s = NULL;
 	b->len = b->cap = 0;
 	return s;
-}
-
-static int read_all(const char *path, char **data, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0;
-	int ret = 0;
-
-	if (!f)
-		return -errno;
-	for (;;) {
-		if (n + 4096 > cap) {
-			char *nb = realloc(buf, cap ? cap * 2 : 65536);
-
-			if (!nb) {
-				ret = -ENOMEM;
-				goto out_free;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 65536;
-		}
-		size_t got = fread(buf + n, 1, cap - n - 1, f);
-
-		n += got;
-		if (got == 0) {
-			if (ferror(f)) {
-				ret = -EIO;
-				goto out_free;
-			}
-			break;
-		}
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-	fclose(f);
-	return 0;
-
-out_free:
-	free(buf);
-	fclose(f);
-	return ret;
 }
 
 static void free_fields(char **fields, size_t n)
@@ -174,7 +133,8 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	ret = read_all(path, &data, &len);
+	data = util_read_file(path, &len);
+	ret = data ? 0 : -errno;
 	if (ret) {
 		snprintf(err, err_len, "%s: %s", path, strerror(-ret));
 		return ret;

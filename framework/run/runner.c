@@ -39,15 +39,13 @@ static bool uses_iova(const struct scenario *s)
 
 bool runner_uses_sim(const struct scenario *s)
 {
+	const struct sweep_axis *a = scenario_find_axis(s, "scenario", "engine");
+
 	if (s->base.scenario.engine == ENGINE_SIM)
 		return true;
-	for (size_t i = 0; i < s->n_axes; i++) {
-		if (strcmp(s->axes[i].section, "scenario") || strcmp(s->axes[i].key, "engine"))
-			continue;
-		for (size_t v = 0; v < s->axes[i].n_values; v++)
-			if (!strcmp(s->axes[i].values[v], "sim"))
-				return true;
-	}
+	for (size_t v = 0; a && v < a->n_values; v++)
+		if (!strcmp(a->values[v], "sim"))
+			return true;
 	return false;
 }
 

@@ -842,7 +842,8 @@ static bool check_plugin_sweep(struct loader *L, struct entry *e, const char *se
 	return !k.bad;
 }
 
-static struct sweep_axis *find_axis(struct scenario *s, const char *section, const char *key)
+struct sweep_axis *scenario_find_axis(const struct scenario *s, const char *section,
+				      const char *key)
 {
 	for (size_t i = 0; i < s->n_axes; i++) {
 		if (!strcmp(s->axes[i].section, section) && !strcmp(s->axes[i].key, key))
@@ -890,7 +891,7 @@ static void add_axis(struct loader *L, struct entry *e, const char *section, con
 		     char *const *values, size_t n)
 {
 	struct scenario *s = L->s;
-	struct sweep_axis *a = find_axis(s, section, key);
+	struct sweep_axis *a = scenario_find_axis(s, section, key);
 	size_t cap = s->n_axes;
 	int *lines;
 
@@ -974,7 +975,7 @@ out:
 /* A --set of a swept key runs that one value: the axis keeps its column, with one value. */
 static void apply_set_over_sweep(struct loader *L, struct entry *e)
 {
-	struct sweep_axis *a = find_axis(L->s, e->section, e->key);
+	struct sweep_axis *a = scenario_find_axis(L->s, e->section, e->key);
 
 	if (a)
 		set_axis_values(L, a, &e->value, 1);

@@ -196,6 +196,10 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 
 void scenario_free(struct scenario *s);
 
+/* The sweep axis of section.key, NULL when the scenario does not sweep it. */
+struct sweep_axis *scenario_find_axis(const struct scenario *s, const char *section,
+				      const char *key);
+
 /* Number of sweep points: product of the axes' value counts (1 without axes). */
 size_t scenario_n_points(const struct scenario *s);
 

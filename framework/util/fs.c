@@ -68,6 +68,7 @@ char *util_read_file(const char *path, size_t *len)
 			if (!nb) {
 				free(buf);
 				fclose(f);
+				errno = ENOMEM;
 				return NULL;
 			}
 			buf = nb;
@@ -81,6 +82,7 @@ char *util_read_file(const char *path, size_t *len)
 	if (ferror(f)) {
 		free(buf);
 		fclose(f);
+		errno = EIO;
 		return NULL;
 	}
 	fclose(f);
