@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/probe.h"
+#include "probe/probe.h"
 
 static const char probe_usage[] =
     "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N] [--matrix transfer|pingpong]\n"

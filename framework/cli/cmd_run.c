@@ -13,12 +13,12 @@
 
 #include "cli/cli.h"
 #include "engine/clock.h"
-#include "engine/native.h"
+#include "engine/native/native.h"
 #include "results/results.h"
 #include "run/isolate.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
-#include "sim/sim.h"
+#include "engine/sim/sim.h"
 #include "util/fs.h"
 
 static volatile int stop_requested;

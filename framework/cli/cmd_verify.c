@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "engine/native.h"
+#include "engine/native/native.h"
 #include "params/params.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"

@@ -159,6 +159,14 @@ const struct lab_clock *host_env_clock(struct host_env *env)
 	return &env->clock;
 }
 
+void host_env_set_clock(struct host_env *env, const struct lab_clock *clk,
+			struct lab_clock *saved)
+{
+	if (saved)
+		*saved = env->clock;
+	env->clock = *clk;
+}
+
 uint32_t host_env_ncpus(const struct host_env *env)
 {
 	return env->ncpus;
@@ -199,11 +207,6 @@ void host_cpu_disarm(struct lab_cpu *c)
 void host_env_abort(struct host_env *env)
 {
 	__atomic_store_n(&env->aborted, 1, __ATOMIC_RELAXED);
-}
-
-bool host_env_aborted(const struct host_env *env)
-{
-	return __atomic_load_n(&env->aborted, __ATOMIC_RELAXED);
 }
 
 void host_cpu_reset_events(struct lab_cpu *c, const struct lab_counter *counters,

@@ -29,6 +29,14 @@ struct lab_cpu *host_env_cpu(struct host_env *env, uint32_t cpu);
 const struct lab_clock *host_env_clock(struct host_env *env);
 uint32_t host_env_ncpus(const struct host_env *env);
 
+/*
+ * Replace the env's clock by clk, the old one saved to *saved (NULL: not kept): every holder
+ * of host_env_clock()'s pointer (the CPUs, the device) reads the new one. The sim installs
+ * its virtual clock for the length of a run this way and puts the host's back after it.
+ */
+void host_env_set_clock(struct host_env *env, const struct lab_clock *clk,
+			struct lab_clock *saved);
+
 /* Called from every spin-wait iteration of any CPU (NULL to clear). */
 void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg),
 		       void *arg);
@@ -48,7 +56,6 @@ uint64_t host_env_live_bytes(const struct host_env *env);
 void host_cpu_arm(struct lab_cpu *c, sigjmp_buf *bail);
 void host_cpu_disarm(struct lab_cpu *c);
 void host_env_abort(struct host_env *env);
-bool host_env_aborted(const struct host_env *env);
 void host_cpu_check(struct lab_cpu *c);
 
 /*

@@ -7,6 +7,13 @@
  * one domain lock, exactly where the kernel holds iova_rbtree_lock; the node for a new range
  * is allocated before taking the lock (the kernel's alloc_iova_mem() in alloc_iova()).
  */
+#ifdef LAB_ENGINE_SIM
+/* The sim build's own names for the functions both builds define. */
+#define slowpath_alloc slowpath_alloc_sim
+#define slowpath_release slowpath_release_sim
+#define slowpath_release_batch slowpath_release_batch_sim
+#endif
+
 #include "iova/slowpath.h"
 
 #include <errno.h>
@@ -41,8 +48,8 @@ static struct iova_node *to_iova(const struct rb_node *n)
 
 /*
  * The tree's memory as the sim engine sees it. This file is built twice: natively, where the
- * hardware prices every node the walk touches, and for the sim (framework/sim/slowpath_sim.c,
- * LAB_ENGINE_SIM), where the lock is the simulated one and each node the walk reads, or the
+ * hardware prices every node the walk touches, and for the sim (LAB_ENGINE_SIM,
+ * framework/engine/sim/meson.build), where the lock is the simulated one and each node the walk reads, or the
  * change writes, is one access to its cache line in the memory model: so the slow path takes
  * virtual time, and its lines move between the CPUs that take the lock in turn. The touches
  * read or rewrite a field's own value, under the lock.
@@ -363,7 +370,7 @@ static void sp_dom_free_batch(struct lab_cpu *c, struct lab_iova_domain *d, cons
 	slowpath_release_batch(c, d->priv, pfns, sizes, n);
 }
 
-#ifdef SLOWPATH_SIM_BUILD
+#ifdef LAB_ENGINE_SIM
 void slowpath_use_sim(struct iova_slowpath *sp)
 {
 	sp->dom.alloc = sp_dom_alloc;
@@ -468,4 +475,4 @@ int slowpath_check(const struct iova_slowpath *sp,
 	}
 	return -EINVAL; /* no anchor */
 }
-#endif /* !SLOWPATH_SIM_BUILD */
+#endif /* !LAB_ENGINE_SIM */

@@ -16,6 +16,7 @@
 #include <iommulab/iova.h>
 
 #include "params/params.h"
+#include "util/array.h"
 
 const char *plugin_kind_name(uint32_t kind)
 {
@@ -29,7 +30,16 @@ const char *plugin_kind_name(uint32_t kind)
 	}
 }
 
-/* "dir/cmdq-foo.so" -> kind "cmdq", name "foo". */
+#define SIM_SUFFIX ".sim.so"
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+/* "dir/cmdq-foo.so" (or its sim build "dir/cmdq-foo.sim.so") -> kind "cmdq", name "foo". */
 static int split_file_name(const char *path, char *kind, size_t kind_len, char *name,
 			   size_t name_len)
 {
@@ -37,11 +47,12 @@ static int split_file_name(const char *path, char *kind, size_t kind_len, char *
 	base = base ? base + 1 : path;
 	const char *dash = strchr(base, '-');
 	size_t len = strlen(base);
+	size_t suffix = ends_with(base, SIM_SUFFIX) ? strlen(SIM_SUFFIX) : 3;
 
-	if (!dash || len < 4 || strcmp(base + len - 3, ".so"))
+	if (!dash || len < 4 || strcmp(base + len - 3, ".so") || base + len - suffix <= dash)
 		return -EINVAL;
 	snprintf(kind, kind_len, "%.*s", (int)(dash - base), base);
-	snprintf(name, name_len, "%.*s", (int)(base + len - 3 - (dash + 1)), dash + 1);
+	snprintf(name, name_len, "%.*s", (int)(base + len - suffix - (dash + 1)), dash + 1);
 	return 0;
 }
 
@@ -278,16 +289,12 @@ int registry_add_file(struct plugin_registry *r, const char *path, struct diag_l
 		plugin_unload(&p);
 		return -EEXIST;
 	}
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct loaded_plugin *v = realloc(r->v, cap * sizeof(*v));
-		if (!v) {
-			plugin_unload(&p);
-			return -ENOMEM;
-		}
-		r->v = v;
-		r->cap = cap;
+	struct loaded_plugin *v = array_grow(r->v, &r->cap, r->n + 1, sizeof(*v));
+	if (!v) {
+		plugin_unload(&p);
+		return -ENOMEM;
 	}
+	r->v = v;
 	r->v[r->n++] = p;
 	return 0;
 }
@@ -316,15 +323,12 @@ int registry_add_dir(struct plugin_registry *r, const char *dir, bool quiet,
 		size_t len = strlen(e->d_name);
 		if (len < 4 || strcmp(e->d_name + len - 3, ".so"))
 			continue;
-		if (len > 7 && !strcmp(e->d_name + len - 7, ".sim.so"))
-			continue; /* a plugin's sim build: the sim engine opens it beside its .so */
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			char **v = realloc(names, cap * sizeof(*v));
-			if (!v)
-				break;
-			names = v;
-		}
+		if (ends_with(e->d_name, SIM_SUFFIX))
+			continue; /* a plugin's sim build: plugin_build_for() opens it beside its .so */
+		char **v = array_grow(names, &cap, n + 1, sizeof(*v));
+		if (!v)
+			break;
+		names = v;
 		names[n] = strdup(e->d_name);
 		if (names[n])
 			n++;
@@ -384,4 +388,70 @@ const char *loader_builtin_dir(void)
 	}
 	snprintf(dir, sizeof(dir), "%s", LAB_PLUGIN_INSTALL_DIR);
 	return dir;
+}
+
+/* ---- a plugin's other builds ------------------------------------------------------------- */
+
+#define BUILDS_MAX 64
+
+struct build {
+	const struct lab_plugin *native;
+	struct loaded_plugin sim;
+};
+
+/* Opened once and kept: descriptors must outlive every trial that uses them. */
+static struct build builds[BUILDS_MAX];
+static size_t n_builds;
+
+/* Does the sim build promise what the native one does (the host sizes everything by it)? */
+static bool builds_agree(const struct lab_plugin *a, const struct lab_plugin *b)
+{
+	return a->abi_major == b->abi_major && a->kind == b->kind && !strcmp(a->name, b->name) &&
+	       a->config_size == b->config_size && a->n_counters == b->n_counters &&
+	       a->n_phases == b->n_phases && a->n_params == b->n_params;
+}
+
+const struct lab_plugin *plugin_sim_build(const struct lab_plugin *native, char *err,
+					  size_t err_len)
+{
+	char path[PATH_MAX], why[1024];
+	Dl_info info;
+	size_t len;
+
+	for (size_t i = 0; i < n_builds; i++)
+		if (builds[i].native == native)
+			return builds[i].sim.desc;
+	if (!dladdr(native, &info) || !info.dli_fname) {
+		snprintf(err, err_len, "%s: cannot find the file it was loaded from", native->name);
+		return NULL;
+	}
+	len = strlen(info.dli_fname);
+	if (!ends_with(info.dli_fname, ".so") || len + 5 > sizeof(path)) {
+		snprintf(err, err_len, "%s: not a .so file", info.dli_fname);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "%.*s%s", (int)(len - 3), info.dli_fname, SIM_SUFFIX);
+	if (access(path, F_OK)) {
+		snprintf(err, err_len, "%s has no sim build: %s: %s (build it with -DLAB_ENGINE_SIM, "
+			 "see lab.h)", info.dli_fname, path, strerror(errno));
+		return NULL;
+	}
+	if (n_builds == BUILDS_MAX) {
+		snprintf(err, err_len, "more than %d plugins under the sim", BUILDS_MAX);
+		return NULL;
+	}
+	struct build *b = &builds[n_builds];
+	if (plugin_load(path, &b->sim, why, sizeof(why))) {
+		snprintf(err, err_len, "%s has no usable sim build: %s", info.dli_fname, why);
+		return NULL;
+	}
+	if (!builds_agree(native, b->sim.desc)) {
+		snprintf(err, err_len, "%s does not match %s (name, kind, ABI, config, counters, "
+			 "phases or parameters)", path, info.dli_fname);
+		plugin_unload(&b->sim);
+		return NULL;
+	}
+	b->native = native;
+	n_builds++;
+	return b->sim.desc;
 }

@@ -53,6 +53,15 @@ const struct loaded_plugin *registry_find(const struct plugin_registry *r, const
 
 void registry_free(struct plugin_registry *r);
 
+/*
+ * The sim build of a loaded plugin (its .sim.so twin, built with -DLAB_ENGINE_SIM): the file
+ * next to it called <kind>-<name>.sim.so, loaded with every check plugin_load() makes, and
+ * held to the native build's promises (name, kind, ABI, config, counters, phases,
+ * parameters). Opened once and kept for the life of the process. NULL with err otherwise.
+ */
+const struct lab_plugin *plugin_sim_build(const struct lab_plugin *native, char *err,
+					  size_t err_len);
+
 /* The directory of plugins next to the running executable (a build tree), else the install
  * directory. Returns a static buffer. */
 const char *loader_builtin_dir(void);

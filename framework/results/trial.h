@@ -39,6 +39,13 @@ struct trial_phase {
 	double ns_per_op;	/* mean time per op spent in this phase */
 };
 
+/* What running the trial cost the host (the engine's own speed; not a result of the plugin). */
+struct trial_engine_cost {
+	double host_s;	   /* host seconds the engine ran */
+	uint64_t steps;	   /* the sim: lab.h operations simulated; native: 0 */
+	uint64_t switches; /* the sim: coroutine switches; native: 0 */
+};
+
 struct trial_result {
 	/* identity */
 	uint32_t index;		/* 0-based, in run order */
@@ -68,6 +75,7 @@ struct trial_result {
 	uint32_t n_counters;
 	struct trial_phase phases[LAB_MAX_PHASES];
 	uint32_t n_phases;
+	struct trial_engine_cost engine_cost; /* not written to the results */
 };
 
 #endif /* IOMMULAB_TRIAL_H */

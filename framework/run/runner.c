@@ -9,8 +9,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "run/engines.h"
 #include "run/isolate.h"
 #include "run/trial_run.h"
+#include "workload/workload.h"
 
 /* Counters the host adds (see trial_run.c): the device's, the slow path's, the harness's. */
 static const char *const host_device_counters[] = { "dev_syncs", "dev_prod_writes",
@@ -25,28 +27,39 @@ struct combo {
 	char label[128];
 };
 
+static const struct workload_ops *workload_of(const struct scenario *s)
+{
+	return workload_find(s->base.scenario.workload);
+}
+
 static bool uses_cmdq(const struct scenario *s)
 {
-	int w = s->base.scenario.workload;
-	return w == WORKLOAD_CMDQ || w == WORKLOAD_DMA;
+	const struct workload_ops *w = workload_of(s);
+	return w && (w->needs & WORKLOAD_NEEDS_CMDQ);
 }
 
 static bool uses_iova(const struct scenario *s)
 {
-	int w = s->base.scenario.workload;
-	return w == WORKLOAD_IOVA || w == WORKLOAD_DMA;
+	const struct workload_ops *w = workload_of(s);
+	return w && (w->needs & WORKLOAD_NEEDS_IOVA);
+}
+
+/* Does any trial of s run on engine e (the base's, or a value of a swept engine)? */
+static bool uses_engine(const struct scenario *s, const struct engine_ops *e)
+{
+	const struct sweep_axis *a = scenario_find_axis(s, "scenario", "engine");
+
+	if (engine_find(s->base.scenario.engine) == e)
+		return true;
+	for (size_t v = 0; a && v < a->n_values; v++)
+		if (engine_find_name(a->values[v]) == e)
+			return true;
+	return false;
 }
 
 bool runner_uses_sim(const struct scenario *s)
 {
-	const struct sweep_axis *a = scenario_find_axis(s, "scenario", "engine");
-
-	if (s->base.scenario.engine == ENGINE_SIM)
-		return true;
-	for (size_t v = 0; a && v < a->n_values; v++)
-		if (!strcmp(a->values[v], "sim"))
-			return true;
-	return false;
+	return uses_engine(s, engine_find(ENGINE_SIM));
 }
 
 /* cmdq: each cmdq plugin; iova: each iova plugin; dma: the cross product. */
@@ -61,8 +74,9 @@ static struct combo *combos(const struct scenario *s, size_t *n)
 			struct combo *k = &v[(*n)++];
 			k->cmdq = uses_cmdq(s) ? (int)c : -1;
 			k->iova = uses_iova(s) ? (int)i : -1;
+			const struct workload_ops *w = workload_of(s);
 			snprintf(k->label, sizeof(k->label), "%s%s%s%s",
-				 s->base.scenario.workload == WORKLOAD_MICRO ? "micro" : "",
+				 w && w->plugin_label ? w->plugin_label : "",
 				 k->cmdq >= 0 ? s->cmdq[c].desc->name : "",
 				 k->cmdq >= 0 && k->iova >= 0 ? "+" : "",
 				 k->iova >= 0 ? s->iova[i].desc->name : "");
@@ -127,19 +141,9 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 		axes = nv;
 		axes[n_axes++] = name;
 	}
-	switch (s->base.scenario.workload) {
-	case WORKLOAD_CMDQ:
-	case WORKLOAD_MICRO:
-		rc = rc ? rc : add_name(&metrics, &n_metrics, "op");
-		break;
-	case WORKLOAD_IOVA:
-		rc = rc ? rc : add_name(&metrics, &n_metrics, "alloc");
-		rc = rc ? rc : add_name(&metrics, &n_metrics, "free");
-		break;
-	default:
-		rc = rc ? rc : add_name(&metrics, &n_metrics, "map");
-		rc = rc ? rc : add_name(&metrics, &n_metrics, "unmap");
-	}
+	const struct workload_ops *w = workload_of(s);
+	for (uint32_t m = 0; w && m < w->n_metrics && !rc; m++)
+		rc = add_name(&metrics, &n_metrics, w->metrics[m]);
 	rc = rc ? rc : add_name(&phases, &n_phases, "other");
 	for (size_t i = 0; i < s->n_cmdq + s->n_iova && !rc; i++) {
 		bool cmdq = i < s->n_cmdq;
@@ -155,12 +159,13 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 		rc = add_name(&counters, &n_counters, host_device_counters[k]);
 	for (size_t k = 0; uses_iova(s) && k < LAB_ARRAY_SIZE(host_iova_counters) && !rc; k++)
 		rc = add_name(&counters, &n_counters, host_iova_counters[k]);
-	if (s->base.scenario.workload == WORKLOAD_CMDQ && !rc)
+	if (w && w->harness_think_ns && !rc)
 		rc = add_name(&counters, &n_counters, "harness_ns");
-	if (runner_uses_sim(s) && !rc)
-		rc = add_name(&counters, &n_counters, "sim_lab_ops");
-	if (runner_uses_sim(s) && !rc)
-		rc = add_name(&counters, &n_counters, "sim_line_transfers");
+	for (size_t e = 0; e < engine_count() && !rc; e++) {
+		const struct engine_ops *eng = engine_at(e);
+		for (size_t k = 0; uses_engine(s, eng) && k < ENGINE_MAX_STATS && eng->stats[k] && !rc; k++)
+			rc = add_name(&counters, &n_counters, eng->stats[k]);
+	}
 	l->axes = axes;
 	l->n_axes = n_axes;
 	l->metrics = metrics;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* trial_run -- one trial, natively, from setup to merged result (see trial_run.h). */
+/* trial_run -- one trial on any engine, from setup to merged result (see trial_run.h). */
 #include "run/trial_run.h"
 
 #include <errno.h>
@@ -12,14 +12,13 @@
 #include <iommulab/cmdq.h>
 
 #include "device/smmu.h"
+#include "engine/engine.h"
 #include "engine/host.h"
-#include "engine/native.h"
 #include "iova/slowpath.h"
-#include "sim/sim_trial.h"
+#include "run/engines.h"
 #include "workload/cmdq_wl.h"
-#include "workload/dma_wl.h"
 #include "workload/iova_wl.h"
-#include "workload/micro_wl.h"
+#include "workload/workload.h"
 
 #define TRACE_CAP_MAX (8u << 20) /* 128 MiB of trace at most */
 
@@ -28,6 +27,8 @@ static const char *const device_mode_names[] = { "inline", "thread" };
 struct trial {
 	const struct trial_request *req;
 	const struct scenario_cfg *cfg;
+	const struct engine_ops *engine;
+	const struct workload_ops *workload;
 	uint32_t ncpus;
 	struct host_env *env;
 	struct smmu_dev *dev;		/* cmdq and dma workloads */
@@ -39,18 +40,13 @@ struct trial {
 	bool istate_ok;
 	uint64_t tick_ns;
 	struct iova_slowpath *sp;	/* iova and dma workloads */
-	struct cmdq_wl *cwl;
-	struct iova_wl *iwl;
-	struct dma_wl *dwl;
-	struct micro_wl *mwl;
-	native_op_fn op;
-	void *op_arg;
-	const char *metrics[2];
-	uint32_t n_metrics;
+	struct iova_wl *iwl;	/* the IOVA half (iova and dma workloads) */
+	void *wl;		/* the workload (t->workload's) */
+	struct cmdq_wl *cwl;	/* the same, for the oracle, when it is the cmdq workload */
 	struct lab_counter counters[2 * LAB_MAX_COUNTERS]; /* the cmdq plugin's, then the iova's */
 	uint32_t n_counters;
 	uint32_t iova_counter_off;
-	struct native_result nres;
+	struct engine_result eres;
 	const char *phase_names[LAB_MAX_PHASES];
 	uint32_t n_phases;
 	bool abandoned;
@@ -79,24 +75,6 @@ __attribute__((format(printf, 2, 3))) static void fail(struct trial_result *res,
 	va_start(ap, fmt);
 	vsnprintf(res->error, sizeof(res->error), fmt, ap);
 	va_end(ap);
-}
-
-static int check_cpus(const struct scenario_cfg *cfg, struct trial_result *res)
-{
-	uint32_t online = native_online_cpus();
-	bool thread = cfg->smmu.device == DEVICE_THREAD && cfg->scenario.workload != WORKLOAD_IOVA;
-	uint32_t busy = (uint32_t)cfg->scenario.cpus + thread;
-
-	res->oversubscribed = busy > online;
-	if (res->oversubscribed && cfg->scenario.oversubscribe != OVERSUBSCRIBE_ALLOW) {
-		fail(res,
-		     "%u busy threads (%" PRIu64 " CPUs%s) on %u online CPUs would measure the "
-		     "scheduler, not the algorithm: lower [scenario] cpus, use engine = sim, or "
-		     "set [scenario] oversubscribe = allow",
-		     busy, cfg->scenario.cpus, thread ? " + the device thread" : "", online);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 static void add_plugin_tables(struct trial *t, const struct lab_plugin *d)
@@ -161,8 +139,8 @@ static int setup_iova(struct trial *t, struct trial_result *res)
 		fail(res, "out of memory for the IOVA domain");
 		return -ENOMEM;
 	}
-	if (t->cfg->scenario.engine == ENGINE_SIM)
-		slowpath_use_sim(t->sp);
+	if (t->engine->binding == ENGINE_BINDING_SIM)
+		slowpath_use_sim(t->sp); /* its locked code as a sim build, like a plugin's */
 	struct lab_iova_setup s = {
 		.struct_size = sizeof(s),
 		.host = host_env_host(t->env),
@@ -185,77 +163,31 @@ static int setup_iova(struct trial *t, struct trial_result *res)
 
 static int setup_workload(struct trial *t, struct trial_result *res)
 {
-	const struct scenario_cfg *cfg = t->cfg;
+	const struct workload_ops *w = t->workload;
 
-	if (t->iops) {
-		const struct scenario_wl_iova *w = &cfg->wl_iova;
-		struct iova_wl_params p = {
-			.pattern = w->pattern,
-			.free_every = (uint32_t)w->free_every,
-			.depth = (uint32_t)w->depth,
-			.min_pages = w->min_pages,
-			.max_pages = w->max_pages,
-			.dma_bits = (uint32_t)w->dma_bits,
-			.think_ns = w->think_ns,
-			.seed = cfg->scenario.seed,
-		};
-		if (cfg->scenario.workload == WORKLOAD_DMA) {
-			p.dma_bits = (uint32_t)cfg->wl_dma.dma_bits;
-			p.depth = 1;
-		}
+	if (w->needs & WORKLOAD_NEEDS_IOVA) {
+		struct iova_wl_params p;
+		workload_iova_params(w, t->cfg, &p);
 		t->iwl = iova_wl_new(t->iops, t->istate, slowpath_domain(t->sp), t->ncpus, &p,
 				     t->tick_ns, t->iova_counter_off);
 		if (!t->iwl)
 			goto oom;
 	}
-	switch (cfg->scenario.workload) {
-	case WORKLOAD_MICRO:
-		t->mwl = micro_wl_new((enum micro_op)cfg->wl_micro.op, cfg->wl_micro.think_ns,
-				      t->ncpus);
-		if (!t->mwl)
-			goto oom;
-		/* Framework code, built for both engines (framework/sim/micro_sim.c). */
-		t->op = cfg->scenario.engine == ENGINE_SIM ? micro_wl_op_sim : micro_wl_op;
-		t->op_arg = t->mwl;
-		t->metrics[0] = "op";
-		t->n_metrics = 1;
-		return 0;
-	case WORKLOAD_CMDQ:
-		t->cwl = cmdq_wl_new(t->cops, t->cstate, t->dev, t->ncpus,
-				     (uint32_t)cfg->wl_cmdq.cmds_per_sync, cfg->wl_cmdq.think_ns,
-				     t->req->oracle);
-		if (!t->cwl)
-			goto oom;
-		t->op = cmdq_wl_op;
-		t->op_arg = t->cwl;
-		t->metrics[0] = "op";
-		t->n_metrics = 1;
-		return 0;
-	case WORKLOAD_IOVA:
-		t->op = iova_wl_op;
-		t->op_arg = t->iwl;
-		t->metrics[0] = "alloc";
-		t->metrics[1] = "free";
-		t->n_metrics = 2;
-		return 0;
-	default: {
-		struct dma_wl_params p = {
-			.pages = (uint32_t)cfg->wl_dma.pages,
-			.pt_map_ns = cfg->wl_dma.pt_map_ns,
-			.pt_unmap_ns = cfg->wl_dma.pt_unmap_ns,
-			.trans_ns = cfg->wl_dma.trans_ns,
-		};
-		t->dwl = dma_wl_new(t->cops, t->cstate, t->iwl, t->ncpus, &p);
-		if (!t->dwl)
-			goto oom;
-		t->op = dma_wl_op;
-		t->op_arg = t->dwl;
-		t->metrics[0] = "map";
-		t->metrics[1] = "unmap";
-		t->n_metrics = 2;
-		return 0;
-	}
-	}
+	struct workload_env env = {
+		.cfg = t->cfg,
+		.ncpus = t->ncpus,
+		.oracle = t->req->oracle,
+		.cmdq = t->cops,
+		.cmdq_state = t->cstate,
+		.dev = t->dev,
+		.iova = t->iwl,
+	};
+	t->wl = w->make(&env);
+	if (!t->wl)
+		goto oom;
+	if (w->kind == WORKLOAD_CMDQ)
+		t->cwl = t->wl;
+	return 0;
 oom:
 	fail(res, "out of memory for the workload");
 	return -ENOMEM;
@@ -307,14 +239,15 @@ static void add_counter(struct trial_result *res, const char *name, enum lab_cou
 
 static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *window)
 {
-	struct hist *all = malloc(sizeof(*all) * t->n_metrics);
+	uint32_t n_metrics = t->workload->n_metrics;
+	struct hist *all = malloc(sizeof(*all) * n_metrics);
 
 	res->ops_min_cpu = UINT64_MAX;
-	for (uint32_t m = 0; all && m < t->n_metrics; m++)
+	for (uint32_t m = 0; all && m < n_metrics; m++)
 		hist_reset(&all[m]);
 	for (uint32_t i = 0; i < t->ncpus; i++) {
-		struct native_cpu_result *cr = &t->nres.cpus[i];
-		for (uint32_t m = 0; all && m < t->n_metrics; m++)
+		struct engine_cpu_result *cr = &t->eres.cpus[i];
+		for (uint32_t m = 0; all && m < n_metrics; m++)
 			hist_merge(&all[m], &cr->hists[m]);
 		res->ops += cr->ops;
 		*window += cr->window_ns;
@@ -323,17 +256,17 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 		if (cr->ops > res->ops_max_cpu)
 			res->ops_max_cpu = cr->ops;
 	}
-	res->duration_s = t->nres.measured_s;
+	res->duration_s = t->eres.measured_s;
 	res->ops_per_sec = res->duration_s > 0 ? (double)res->ops / res->duration_s : 0;
-	res->n_metrics = t->n_metrics;
-	for (uint32_t m = 0; all && m < t->n_metrics; m++) {
-		res->metrics[m].name = t->metrics[m];
+	res->n_metrics = n_metrics;
+	for (uint32_t m = 0; all && m < n_metrics; m++) {
+		res->metrics[m].name = t->workload->metrics[m];
 		hist_summarize(&all[m], &res->metrics[m].lat);
 	}
-	if (all && t->cwl) {
-		/* What the loop costs beyond issue() and think time: the harness's own overhead. */
+	if (all && t->workload->harness_think_ns) {
+		/* What the loop costs beyond the op and think time: the harness's own overhead. */
 		double busy = all[0].mean * (double)all[0].count;
-		double think = (double)res->ops * (double)t->cfg->wl_cmdq.think_ns;
+		double think = (double)res->ops * (double)t->workload->harness_think_ns(t->cfg);
 		double harness = (double)*window - busy - think;
 		add_counter(res, "harness_ns", LAB_COUNTER_EVENTS, harness > 0 ? (uint64_t)harness : 0);
 	}
@@ -367,12 +300,10 @@ static void merge(struct trial *t, struct trial_result *res)
 		add_counter(res, "tree_ranges", LAB_COUNTER_LEVEL, st.live);
 		add_counter(res, "wl_alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
 	}
-	if (t->cfg->scenario.engine == ENGINE_SIM) {
-		/* The simulation's own work: what each op costs the model (and the host). */
-		const struct sim_stats *st = sim_trial_last_stats();
-		add_counter(res, "sim_lab_ops", LAB_COUNTER_EVENTS, st->lab_ops_measured);
-		add_counter(res, "sim_line_transfers", LAB_COUNTER_EVENTS, st->misses_measured);
-	}
+	/* The engine's own figures (the sim: what each op costs the model). */
+	for (uint32_t k = 0; k < t->eres.n_stats; k++)
+		add_counter(res, t->eres.stats[k].name, LAB_COUNTER_EVENTS, t->eres.stats[k].total);
+	res->engine_cost = t->eres.cost;
 	res->n_phases = t->n_phases;
 	for (uint32_t p = 0; p < t->n_phases; p++) {
 		uint64_t sum = 0;
@@ -401,7 +332,7 @@ static void run_oracle(struct trial *t, struct trial_result *res, struct oracle_
 
 	memset(o, 0, sizeof(*o));
 	set_check(o, "protocol", !viol, viol);
-	if (!t->nres.hung && !viol)
+	if (!t->eres.hung && !viol)
 		cmdq_wl_check_trace(t->cwl, &exactly_once, once, &in_order, order, sizeof(once));
 	else
 		snprintf(once, sizeof(once), "not checked: the trial was abandoned");
@@ -409,27 +340,24 @@ static void run_oracle(struct trial *t, struct trial_result *res, struct oracle_
 	set_check(o, "exactly_once", exactly_once, once);
 	set_check(o, "in_order", in_order, order);
 	set_check(o, "sync_complete", !sync, sync);
-	set_check(o, "no_deadlock", !t->nres.hung, res->error);
+	set_check(o, "no_deadlock", !t->eres.hung, res->error);
 }
 
 static void judge(struct trial *t, struct trial_result *res)
 {
 	const char *viol = t->dev ? smmu_error(t->dev) : NULL;
-	const char *err = t->cwl ? cmdq_wl_error(t->cwl) : t->dwl ? dma_wl_error(t->dwl) : NULL;
-
-	if (!err && t->mwl && !t->nres.hung)
-		err = micro_wl_error(t->mwl);
+	const char *err = t->workload->error ? t->workload->error(t->wl, t->eres.hung) : NULL;
 
 	if (viol)
 		fail(res, "protocol violation: %s", viol);
-	else if (t->nres.hung)
-		fail(res, "%s", t->nres.why);
+	else if (t->eres.hung)
+		fail(res, "%s", t->eres.why);
 	else if (err)
 		fail(res, "%s", err);
 	else if (t->req->oracle && t->cwl && cmdq_wl_sync_violation(t->cwl))
 		fail(res, "%s", cmdq_wl_sync_violation(t->cwl));
 	/* An abandoned plugin's state may be inconsistent: do not let fini walk it. */
-	t->abandoned = t->nres.hung || viol;
+	t->abandoned = t->eres.hung || viol;
 }
 
 /* Give back every IOVA: what the workload holds, then what the policy caches. */
@@ -455,60 +383,61 @@ static void teardown(struct trial *t, struct trial_result *res)
 		return_iovas(t, res);
 	if (t->cstate_ok && !t->abandoned && t->cops->fini)
 		t->cops->fini(t->cstate);
-	cmdq_wl_free(t->cwl);
-	dma_wl_free(t->dwl);
-	micro_wl_free(t->mwl);
+	if (t->wl && t->workload->destroy)
+		t->workload->destroy(t->wl);
 	iova_wl_free(t->iwl);
-	native_result_free(&t->nres, t->ncpus);
+	engine_result_free(&t->eres, t->ncpus);
 	smmu_free(t->dev);
 	if (!t->abandoned)
 		slowpath_free(t->sp);
 	host_env_free(t->env);
 }
 
-static int run(const struct trial_request *req, struct trial_result *res,
+static int run(const struct trial_request *req, const struct engine_ops *engine,
+	       const struct workload_ops *workload, struct trial_result *res,
 	       struct oracle_report *oracle)
 {
-	struct trial t = { .req = req, .cfg = req->cfg, .ncpus = (uint32_t)req->cfg->scenario.cpus };
+	struct trial t = {
+		.req = req,
+		.cfg = req->cfg,
+		.engine = engine,
+		.workload = workload,
+		.ncpus = (uint32_t)req->cfg->scenario.cpus,
+	};
 	int rc;
 
-	int wl = req->cfg->scenario.workload;
-
-	if (wl == WORKLOAD_CMDQ || wl == WORKLOAD_DMA)
-		t.cops = req->cmdq ? req->cmdq->ops : NULL;
-	if (wl == WORKLOAD_IOVA || wl == WORKLOAD_DMA)
-		t.iops = req->iova ? req->iova->ops : NULL;
+	if (workload->needs & WORKLOAD_NEEDS_CMDQ)
+		t.cops = req->cmdq->ops;
+	if (workload->needs & WORKLOAD_NEEDS_IOVA)
+		t.iops = req->iova->ops;
 	rc = setup(&t, res);
 	if (rc)
 		goto out;
-	struct native_job job = {
+	struct engine_job job = {
 		.env = t.env,
-		.n_metrics = t.n_metrics,
+		.cfg = t.cfg,
+		.dev = t.dev,
+		.n_metrics = workload->n_metrics,
 		.warmup_ns = t.cfg->scenario.warmup_ms * 1000000u,
 		.duration_ns = t.cfg->scenario.duration_ms * 1000000u,
 		.ops_per_cpu = req->ops_per_cpu,
 		.watchdog_ns = t.cfg->scenario.watchdog_ms * 1000000u,
-		.op = t.op,
-		.arg = t.op_arg,
+		.op = workload_op(workload, engine->binding),
+		.arg = t.wl,
 		.counters = t.counters,
 		.n_counters = t.n_counters,
+		.phase_names = t.phase_names,
+		.n_phases = t.n_phases,
 		.on_measure = snapshot_device,
 		.measure_arg = &t,
 	};
 	/* Injected allocation failures start with the run: set-up is not what is tested. */
 	host_env_set_alloc_fault(t.env, t.cfg->faults.alloc_fail_every);
-	char why[512] = "";
-	if (t.cfg->scenario.engine == ENGINE_SIM)
-		rc = sim_trial_run(&job, t.cfg, t.dev, &t.nres, why, sizeof(why));
-	else
-		rc = native_run(&job, &t.nres, t.phase_names, t.n_phases);
+	rc = engine->run(&job, &t.eres);
 	if (t.dev)
 		smmu_stop(t.dev);
 	if (rc) {
-		if (why[0])
-			fail(res, "%s", why);
-		else
-			fail(res, "cannot start %u threads: %s", t.ncpus, strerror(-rc));
+		fail(res, "%s", t.eres.why);
 		goto out;
 	}
 	merge(&t, res);
@@ -523,37 +452,39 @@ out:
 int trial_run(const struct trial_request *req, struct trial_result *res,
 	      struct oracle_report *oracle)
 {
-	const struct scenario_cfg *cfg = req->cfg;
+	const struct engine_ops *engine = engine_find(req->cfg->scenario.engine);
+	const struct workload_ops *workload = workload_find(req->cfg->scenario.workload);
+	struct scenario_cfg cfg = *req->cfg;
+	struct engine_trial et = { .cfg = &cfg, .cmdq = req->cmdq, .iova = req->iova };
 	int rc;
 
 	res->status = TRIAL_OK;
 	res->error[0] = '\0';
-	res->cpus = (uint32_t)cfg->scenario.cpus;
-	res->engine = cfg->scenario.engine == ENGINE_SIM ? "sim" : "native";
-	res->device_mode = device_mode_names[cfg->smmu.device ? 1 : 0];
+	res->cpus = (uint32_t)cfg.scenario.cpus;
+	res->device_mode = device_mode_names[cfg.smmu.device ? 1 : 0];
 	if (oracle)
 		memset(oracle, 0, sizeof(*oracle));
-	struct trial_request sim_req;
-	struct scenario_cfg sim_cfg;
-	if (cfg->scenario.engine == ENGINE_SIM) {
-		/* Same trial, with the plugins' sim builds and virtual CPUs (framework/sim). */
-		rc = sim_trial_prepare(req, &sim_req, &sim_cfg, res->error, sizeof(res->error));
-		if (rc) {
-			res->status = TRIAL_FAILED;
-			return rc;
-		}
-		req = &sim_req;
-		cfg = &sim_cfg;
-	} else {
-		rc = check_cpus(cfg, res);
-		if (rc)
-			return rc;
-	}
-	int wl = cfg->scenario.workload;
-	if (((wl == WORKLOAD_CMDQ || wl == WORKLOAD_DMA) && !req->cmdq) ||
-	    ((wl == WORKLOAD_IOVA || wl == WORKLOAD_DMA) && !req->iova)) {
-		fail(res, "this workload needs a %s plugin", !req->cmdq ? "cmdq" : "iova");
+	if (!engine || !workload) {
+		fail(res, "no %s %d in this build", !engine ? "engine" : "workload",
+		     !engine ? cfg.scenario.engine : cfg.scenario.workload);
 		return -EINVAL;
 	}
-	return run(req, res, oracle);
+	res->engine = engine->name;
+	/* The same trial, adapted to the engine (the sim: the plugins' sim builds). */
+	rc = engine->prepare(&et, res->error, sizeof(res->error));
+	res->oversubscribed = et.oversubscribed;
+	if (rc) {
+		res->status = TRIAL_FAILED;
+		return rc;
+	}
+	if (((workload->needs & WORKLOAD_NEEDS_CMDQ) && !et.cmdq) ||
+	    ((workload->needs & WORKLOAD_NEEDS_IOVA) && !et.iova)) {
+		fail(res, "this workload needs a %s plugin", !et.cmdq ? "cmdq" : "iova");
+		return -EINVAL;
+	}
+	struct trial_request prepared = *req;
+	prepared.cfg = &cfg;
+	prepared.cmdq = et.cmdq;
+	prepared.iova = et.iova;
+	return run(&prepared, engine, workload, res, oracle);
 }

@@ -86,7 +86,7 @@ struct scenario_wl_micro {
 	uint64_t think_ns;	/* local work after each op */
 };
 
-/* [machine]: the simulated machine (engine = sim only; see framework/sim/sim.h) */
+/* [machine]: the simulated machine (engine = sim only; see framework/engine/sim/sim.h) */
 enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR, MACHINE_ATOMIC_ADAPTIVE };
 struct scenario_machine {
 	char *topology;		/* core-to-core CSV, resolved against the INI's folder; "" uniform */

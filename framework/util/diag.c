@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "util/array.h"
+
 void diag_add(struct diag_list *d, const char *fmt, ...)
 {
 	va_list ap;
@@ -23,16 +25,12 @@ void diag_add(struct diag_list *d, const char *fmt, ...)
 	vsnprintf(msg, (size_t)len + 1, fmt, ap);
 	va_end(ap);
 
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 8;
-		char **msgs = realloc(d->msgs, cap * sizeof(*msgs));
-		if (!msgs) {
-			free(msg);
-			return;
-		}
-		d->msgs = msgs;
-		d->cap = cap;
+	char **msgs = array_grow(d->msgs, &d->cap, d->n + 1, sizeof(*msgs));
+	if (!msgs) {
+		free(msg);
+		return;
 	}
+	d->msgs = msgs;
 	d->msgs[d->n++] = msg;
 }
 

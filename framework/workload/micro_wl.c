@@ -2,20 +2,18 @@
 /*
  * micro_wl -- the micro workload (see micro_wl.h).
  *
- * The op is compiled twice from this one source: here against the native binding of lab.h,
- * and by framework/sim/micro_sim.c, which defines LAB_ENGINE_SIM and MICRO_WL_SIM_BUILD and
- * includes this file, against the sim binding (as a plugin's .sim.so is built). Only the op
- * differs between the two; the rest is compiled once, in the native build.
+ * The op is compiled twice from this one source, by the build: against the native binding of
+ * lab.h, and with LAB_ENGINE_SIM against the sim binding (framework/engine/sim/meson.build), as
+ * a plugin's .sim.so is built. Only the op differs between the two; the rest is compiled once,
+ * in the native build.
  */
-#ifndef MICRO_WL_SIM_BUILD
 #include "workload/micro_wl.h"
-#endif
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef MICRO_WL_SIM_BUILD
+#ifdef LAB_ENGINE_SIM
 #define MICRO_OP_FN micro_wl_op_sim
 #else
 #define MICRO_OP_FN micro_wl_op
@@ -71,7 +69,7 @@ int MICRO_OP_FN(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 	return 0;
 }
 
-#ifndef MICRO_WL_SIM_BUILD
+#ifndef LAB_ENGINE_SIM
 struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus)
 {
 	struct micro_wl *w = aligned_alloc(LAB_CACHE_LINE, sizeof(*w));

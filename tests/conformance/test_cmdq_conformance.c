@@ -22,7 +22,7 @@
 
 #include <iommulab/cmdq.h>
 
-#include "engine/native.h"
+#include "engine/native/native.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"
 

@@ -23,7 +23,7 @@
 
 #include "results/csv.h"
 #include "scenario/scenario.h"
-#include "sim/sim.h"
+#include "engine/sim/sim.h"
 
 #define FUZZ_MAX_SETS	16
 #define FUZZ_MAX_POINTS 64

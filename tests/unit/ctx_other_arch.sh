@@ -1,6 +1,6 @@
 #!/bin/sh
 # The sim's context switch for another architecture than the build machine's: cross-build
-# tests/unit/ctx_selftest.c with framework/sim/ctx.c and run it under qemu-user. ARCH is
+# tests/unit/ctx_selftest.c with framework/engine/sim/ctx.c and run it under qemu-user. ARCH is
 # aarch64 (the assembly switch there cannot run on an x86-64 build machine otherwise).
 # Skipped (77) when the cross compiler or qemu is not installed; CI installs both.
 # usage: ctx_other_arch.sh SOURCE_ROOT ARCH
@@ -20,5 +20,5 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$cc" -std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$src/framework" \
-	"$src/tests/unit/ctx_selftest.c" "$src/framework/sim/ctx.c" -o "$tmp/ctx_selftest"
+	"$src/tests/unit/ctx_selftest.c" "$src/framework/engine/sim/ctx.c" -o "$tmp/ctx_selftest"
 "$qemu" -L "/usr/$arch-linux-gnu" "$tmp/ctx_selftest"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ctx_selftest -- the sim's context switch (framework/sim/ctx.c) on its own, with no test
+ * ctx_selftest -- the sim's context switch (framework/engine/sim/ctx.c) on its own, with no test
  * framework, so that it can be cross-built and run under an emulator for the architectures
  * the build machine is not (ctx_other_arch.sh). Three coroutines and main take turns; each
  * keeps integer and floating-point values live across its switches, which only survive if
@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "sim/ctx.h"
+#include "engine/sim/ctx.h"
 
 #define ROUNDS 100000
 #define NCO 3

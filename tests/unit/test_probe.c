@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/probe.h"
-#include "sim/sim.h"
+#include "probe/probe.h"
+#include "engine/sim/sim.h"
 
 /* Each measuring test takes well under a second; a hang (a thread that never starts) fails. */
 TestSuite(probe, .timeout = 30);

@@ -42,7 +42,7 @@
 
 #include <iommulab/plugin.h>
 
-#include "engine/native.h"
+#include "engine/engine.h"
 #include "scenario/scenario.h"
 
 #define SIM_MAX_CPUS 256
@@ -106,21 +106,13 @@ struct sim_stats {
 };
 
 /*
- * Run job on a simulated machine: the same job and result as native_run (warm-up and
+ * Run job on a simulated machine: the same job and result as every engine (warm-up and
  * duration in virtual time; job->watchdog_ns is virtual too). The env's clock is switched to
  * the virtual clock for the run (so host code and the device read virtual time). topo may be
  * NULL (uniform line_ns). agent may be NULL. 0 or -errno.
  */
-int sim_run(const struct native_job *job, const struct scenario_machine *m,
+int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	    const struct sim_topology *topo, const struct sim_agent *agent,
-	    struct native_result *res, struct sim_stats *stats);
-
-/*
- * The sim build of a loaded plugin: the file next to it called <stem>.sim.so, opened once
- * and kept for the life of the process. NULL with err when there is none or it disagrees
- * with the native one (name, kind, config size).
- */
-const struct lab_plugin *sim_plugin_twin(const struct lab_plugin *native, char *err,
-					 size_t err_len);
+	    struct engine_result *res, struct sim_stats *stats);
 
 #endif /* IOMMULAB_SIM_H */

@@ -13,7 +13,7 @@
  * again the earliest: so values change in virtual-time order, and everything is a function of
  * the inputs alone.
  */
-#include "sim/sim.h"
+#include "engine/sim/sim.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -22,8 +22,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/cpu_loop.h"
 #include "engine/host.h"
-#include "sim/ctx.h"
+#include "engine/sim/ctx.h"
 
 #define NEVER UINT64_MAX
 #define PS_PER_NS 1000u
@@ -88,13 +89,13 @@ struct sim_cpu {
 	const void *watch;	/* the word it sleeps on */
 	uint64_t watch_val;	/* the value it last saw there */
 	uint64_t t_measure, t_stop; /* ps */
-	struct native_cpu_result *res;
+	struct engine_cpu_result *res;
 	struct sim_ctx ctx;
 };
 
 
 struct sim {
-	const struct native_job *job;
+	const struct engine_job *job;
 	uint64_t local_ps, atomic_ps, op_ps, home_ps, poll_ps;
 	double occupancy;
 	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
@@ -968,55 +969,88 @@ static void sim_clock_delay(struct lab_cpu *c, uint64_t ns)
 	cur_sim->agent_stale = true;
 }
 
-/* ---- the CPUs' loop (native.c's worker_loop, in virtual time) ------------------------------- */
+/* ---- the CPUs' loop (engine/cpu_loop.h) in virtual time ------------------------------------- */
+
+static enum engine_phase cpu_phase(void *ctx)
+{
+	struct sim_cpu *me = ctx;
+	struct sim *s = me->sim;
+
+	if (s->job->ops_per_cpu)
+		return ENGINE_MEASURE; /* measuring from the start, until the count is done */
+	if (me->clock >= s->t_stop)
+		return ENGINE_STOP;
+	return me->clock >= s->t_measure ? ENGINE_MEASURE : ENGINE_WARMUP;
+}
+
+/* The first CPU to start measuring marks the engine's own figures' start. */
+static void cpu_measure_started(void *ctx)
+{
+	struct sim_cpu *me = ctx;
+	struct sim *s = me->sim;
+
+	me->t_measure = me->clock;
+	if (!s->measure_started) {
+		s->measure_started = true;
+		s->lab_ops_at_measure = s->st.lab_ops;
+		s->misses_at_measure = s->st.misses;
+		if (s->job->on_measure)
+			s->job->on_measure(s->job->measure_arg);
+	}
+}
+
+static void cpu_before_op(void *ctx)
+{
+	((struct sim_cpu *)ctx)->read_agent = false;
+}
+
+static void cpu_after_op(void *ctx, int rc)
+{
+	(void)ctx;
+	(void)rc;
+}
+
+/* Nothing to do this time: let virtual time move, as an idle poll would. */
+static void cpu_idle(void *ctx)
+{
+	struct sim_cpu *me = ctx;
+	struct sim *s = me->sim;
+
+	lab_sim_delay(me->c, s->poll_ps / PS_PER_NS ? s->poll_ps / PS_PER_NS : 1);
+}
+
+static void cpu_failed(void *ctx)
+{
+	struct sim *s = ((struct sim_cpu *)ctx)->sim;
+
+	s->failed = true;
+	s->horizon = 0;
+}
+
+static void cpu_done(void *ctx)
+{
+	struct sim_cpu *me = ctx;
+
+	me->deadline = me->clock + me->sim->watchdog;
+}
+
+static const struct engine_cpu_hooks sim_hooks = {
+	.phase = cpu_phase,
+	.measure_started = cpu_measure_started,
+	.before_op = cpu_before_op,
+	.after_op = cpu_after_op,
+	.idle = cpu_idle,
+	.failed = cpu_failed,
+	.done = cpu_done,
+};
 
 static void cpu_main(void *arg)
 {
 	struct sim_cpu *me = arg;
 	struct sim *s = me->sim;
-	const struct native_job *job = s->job;
-	struct lab_cpu *c = me->c;
-	bool measuring = job->ops_per_cpu > 0;
-	uint64_t n = 0;
 
 	me->t_measure = me->clock;
-	for (;;) {
-		if (!job->ops_per_cpu) {
-			if (me->clock >= s->t_stop)
-				break;
-			if (!measuring && me->clock >= s->t_measure) {
-				measuring = true;
-				host_cpu_reset_events(c, job->counters, job->n_counters);
-				for (uint32_t m = 0; m < job->n_metrics; m++)
-					hist_reset(&me->res->hists[m]);
-				me->t_measure = me->clock;
-				if (!s->measure_started) {
-					s->measure_started = true;
-					s->lab_ops_at_measure = s->st.lab_ops;
-					s->misses_at_measure = s->st.misses;
-					if (job->on_measure)
-						job->on_measure(job->measure_arg);
-				}
-			}
-		}
-		me->read_agent = false;
-		int rc = job->op(job->arg, c, me->res->hists, measuring);
-		if (rc < 0) {
-			s->failed = true;
-			s->horizon = 0;
-			break;
-		}
-		if (rc > 0) {
-			/* Nothing to do this time: let virtual time move, as an idle poll would. */
-			lab_sim_delay(c, s->poll_ps / PS_PER_NS ? s->poll_ps / PS_PER_NS : 1);
-			continue;
-		}
-		me->deadline = me->clock + s->watchdog;
-		if (measuring)
-			me->res->ops++;
-		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
-			break;
-	}
+	engine_cpu_loop(s->job, me->c, me->res, &sim_hooks, me);
 	me->t_stop = me->clock;
 	me->state = CPU_DONE;
 	s->n_live--;
@@ -1061,13 +1095,19 @@ static void sim_free(struct sim *s)
 	free(s);
 }
 
-int sim_run(const struct native_job *job, const struct scenario_machine *m,
+int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	    const struct sim_topology *topo, const struct sim_agent *agent,
-	    struct native_result *res, struct sim_stats *stats)
+	    struct engine_result *res, struct sim_stats *stats)
 {
 	uint32_t ncpus = host_env_ncpus(job->env);
-	struct lab_clock *clk = (struct lab_clock *)host_env_clock(job->env);
-	struct lab_clock saved = *clk;
+	struct lab_clock virt = {
+		.source = LAB_CLOCK_SIM,
+		.base = 0,
+		.ns_per_tick = 1.0,
+		.sim_now = sim_clock_now,
+		.sim_delay = sim_clock_delay,
+	};
+	struct lab_clock saved;
 	struct timespec h0, h1;
 	struct sim *s;
 	int rc = -ENOMEM;
@@ -1098,17 +1138,11 @@ int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	s->heap = malloc((2 * (size_t)ncpus + 2) * sizeof(*s->heap));
 	if (s->heap)
 		memset(s->heap, 0xff, (2 * (size_t)ncpus + 2) * sizeof(*s->heap));
-	res->cpus = calloc(ncpus, sizeof(*res->cpus));
-	if (!s->cpus || !s->heap || !res->cpus || build_latencies(s, m, topo) ||
-	    lines_alloc(s, LINES_MIN_BITS))
+	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
+	    build_latencies(s, m, topo) || lines_alloc(s, LINES_MIN_BITS))
 		goto out;
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
-		res->cpus[i].hists = malloc(sizeof(struct hist) * (job->n_metrics ? job->n_metrics : 1));
-		if (!res->cpus[i].hists)
-			goto out;
-		for (uint32_t k = 0; k < job->n_metrics; k++)
-			hist_reset(&res->cpus[i].hists[k]);
 		x->sim = s;
 		x->id = i;
 		x->c = host_env_cpu(job->env, i);
@@ -1128,11 +1162,7 @@ int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	}
 
 	/* From here on host code reads (and spends) virtual time. */
-	clk->source = LAB_CLOCK_SIM;
-	clk->base = 0;
-	clk->ns_per_tick = 1.0;
-	clk->sim_now = sim_clock_now;
-	clk->sim_delay = sim_clock_delay;
+	host_env_set_clock(job->env, &virt, &saved);
 	cur_sim = s;
 	clock_gettime(CLOCK_MONOTONIC, &h0);
 	s->cur = &s->cpus[key_id(heap_pop(s))];
@@ -1140,7 +1170,7 @@ int sim_run(const struct native_job *job, const struct scenario_machine *m,
 	sim_ctx_switch(&s->main_ctx, &s->cur->ctx);
 	clock_gettime(CLOCK_MONOTONIC, &h1);
 	cur_sim = NULL;
-	*clk = saved;
+	host_env_set_clock(job->env, &saved, NULL);
 
 	res->hung = s->hung;
 	res->op_failed = s->failed;
@@ -1165,6 +1195,6 @@ int sim_run(const struct native_job *job, const struct scenario_machine *m,
 out:
 	sim_free(s);
 	if (rc)
-		native_result_free(res, ncpus);
+		engine_result_free(res, ncpus);
 	return rc;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* probe -- core-to-core latency, atomic and timer costs of this machine (see probe.h). */
-#include "engine/probe.h"
+#include "probe/probe.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* native -- real threads, real atomics (see native.h). */
-#include "engine/native.h"
+#include "engine/native/native.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -10,6 +10,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/cpu_loop.h"
+
 enum run_state { RUN_WARMUP = 0, RUN_MEASURE, RUN_STOP };
 
 struct worker {
@@ -18,17 +20,18 @@ struct worker {
 	struct native_run *run;
 	struct lab_cpu *c;
 	uint32_t host_cpu; /* the core it is pinned to */
-	struct native_cpu_result *res;
+	struct engine_cpu_result *res;
 	uint64_t progress;	/* atomic: ops (and idle turns) completed; no clock read per op */
 	uint64_t seen;		/* supervisor only: progress when it last changed ... */
 	uint64_t seen_at;	/* ... and when the supervisor saw it change */
+	uint64_t n_returns;	/* the op's returns so far (written to progress) */
 	uint32_t in_op;		/* atomic */
 	uint32_t done;		/* atomic */
 	uint64_t t_measure, t_stop;
 } LAB_CACHE_ALIGNED;
 
 struct native_run {
-	const struct native_job *job;
+	const struct engine_job *job;
 	uint32_t ready; /* atomic: workers waiting for go */
 	uint32_t go;	/* atomic: the barrier start */
 	uint32_t state; /* atomic enum run_state */
@@ -73,41 +76,74 @@ static void pin(uint32_t cpu)
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/* ---- the CPU loop's hooks (engine/cpu_loop.h): the run's state word, the progress count -- */
+
+static enum engine_phase w_phase(void *ctx)
+{
+	struct worker *w = ctx;
+
+	switch (__atomic_load_n(&w->run->state, __ATOMIC_ACQUIRE)) {
+	case RUN_WARMUP:
+		return ENGINE_WARMUP;
+	case RUN_MEASURE:
+		return ENGINE_MEASURE;
+	default:
+		return ENGINE_STOP;
+	}
+}
+
+static void w_measure_started(void *ctx)
+{
+	struct worker *w = ctx;
+
+	w->t_measure = lab_now(w->c);
+}
+
+static void w_before_op(void *ctx)
+{
+	__atomic_store_n(&((struct worker *)ctx)->in_op, 1, __ATOMIC_RELAXED);
+}
+
+/* The watchdog counts returns instead of reading the clock after each op. */
+static void w_after_op(void *ctx, int rc)
+{
+	struct worker *w = ctx;
+
+	(void)rc;
+	__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->progress, ++w->n_returns, __ATOMIC_RELAXED);
+}
+
+static void w_idle(void *ctx)
+{
+	(void)ctx; /* the op returns to the loop at once: a busy poll */
+}
+
+static void w_failed(void *ctx)
+{
+	__atomic_store_n(&((struct worker *)ctx)->run->failed, 1, __ATOMIC_RELAXED);
+}
+
+static void w_done(void *ctx)
+{
+	(void)ctx;
+}
+
+static const struct engine_cpu_hooks native_hooks = {
+	.phase = w_phase,
+	.measure_started = w_measure_started,
+	.before_op = w_before_op,
+	.after_op = w_after_op,
+	.idle = w_idle,
+	.failed = w_failed,
+	.done = w_done,
+};
+
 static void worker_loop(struct worker *w)
 {
-	const struct native_job *job = w->run->job;
-	struct lab_cpu *c = w->c;
-	bool measuring = job->ops_per_cpu > 0;
-	uint64_t n = 0, done = 0;
-
-	w->t_measure = lab_now(c);
-	for (;;) {
-		uint32_t state = __atomic_load_n(&w->run->state, __ATOMIC_ACQUIRE);
-		if (state == RUN_STOP)
-			break;
-		if (!measuring && state == RUN_MEASURE) {
-			measuring = true;
-			host_cpu_reset_events(c, job->counters, job->n_counters);
-			for (uint32_t m = 0; m < job->n_metrics; m++)
-				hist_reset(&w->res->hists[m]);
-			w->t_measure = lab_now(c);
-		}
-		__atomic_store_n(&w->in_op, 1, __ATOMIC_RELAXED);
-		int rc = job->op(job->arg, c, w->res->hists, measuring);
-		__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&w->progress, ++done, __ATOMIC_RELAXED);
-		if (rc < 0) {
-			__atomic_store_n(&w->run->failed, 1, __ATOMIC_RELAXED);
-			break;
-		}
-		if (rc > 0)
-			continue; /* idle: no op done */
-		if (measuring)
-			w->res->ops++;
-		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
-			break;
-	}
-	w->t_stop = lab_now(c);
+	w->t_measure = lab_now(w->c);
+	engine_cpu_loop(w->run->job, w->c, w->res, &native_hooks, w);
+	w->t_stop = lab_now(w->c);
 }
 
 static void *worker_main(void *arg)
@@ -171,10 +207,11 @@ static int find_hung(struct native_run *run, uint32_t ncpus, uint64_t now, uint6
 	return worst;
 }
 
-static void describe_hang(struct native_run *run, uint32_t ncpus, uint64_t now,
-			  const char *const *phase_names, uint32_t n_phase_names, char *buf,
+static void describe_hang(struct native_run *run, uint32_t ncpus, uint64_t now, char *buf,
 			  size_t len)
 {
+	const char *const *phase_names = run->job->phase_names;
+	uint32_t n_phase_names = run->job->n_phases;
 	size_t off = 0;
 
 	off += (size_t)snprintf(buf + off, len - off, "no progress (watchdog %.0f ms):",
@@ -210,10 +247,9 @@ static void abandon(struct native_run *run, uint32_t ncpus)
 	}
 }
 
-static void supervise(struct native_run *run, uint32_t ncpus, struct native_result *res,
-		      const char *const *phase_names, uint32_t n_phase_names)
+static void supervise(struct native_run *run, uint32_t ncpus, struct engine_result *res)
 {
-	const struct native_job *job = run->job;
+	const struct engine_job *job = run->job;
 	const struct lab_clock *clk = host_env_clock(job->env);
 	uint64_t start = lab_clock_ns(clk);
 	uint64_t t_measure = start + (job->ops_per_cpu ? 0 : job->warmup_ns);
@@ -246,8 +282,7 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct native_resu
 		int hung = find_hung(run, ncpus, now, job->watchdog_ns);
 		if (hung >= 0) {
 			res->hung = true;
-			describe_hang(run, ncpus, now, phase_names, n_phase_names, res->why,
-				      sizeof(res->why));
+			describe_hang(run, ncpus, now, res->why, sizeof(res->why));
 			__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
 			abandon(run, ncpus);
 			break;
@@ -258,31 +293,22 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct native_resu
 		res->op_failed = true;
 }
 
-int native_run(const struct native_job *job, struct native_result *res,
-	       const char *const *phase_names, uint32_t n_phase_names)
+static int native_run(const struct engine_job *job, struct engine_result *res)
 {
 	uint32_t ncpus = host_env_ncpus(job->env);
 	struct native_run run = { .job = job };
+	struct timespec h0, h1;
 	bool leak = false;
 	int rc = 0;
 
 	memset(res, 0, sizeof(*res));
-	res->cpus = calloc(ncpus, sizeof(*res->cpus));
+	clock_gettime(CLOCK_MONOTONIC, &h0);
 	run.workers = aligned_alloc(LAB_CACHE_LINE, sizeof(*run.workers) * ncpus);
-	if (!res->cpus || !run.workers) {
+	if (!run.workers || engine_result_alloc(res, ncpus, job->n_metrics)) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	memset(run.workers, 0, sizeof(*run.workers) * ncpus);
-	for (uint32_t i = 0; i < ncpus; i++) {
-		res->cpus[i].hists = malloc(sizeof(struct hist) * (job->n_metrics ? job->n_metrics : 1));
-		if (!res->cpus[i].hists) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		for (uint32_t m = 0; m < job->n_metrics; m++)
-			hist_reset(&res->cpus[i].hists[m]);
-	}
 	host_install_bail_signal();
 	uint32_t started = 0;
 	for (; started < ncpus; started++) {
@@ -299,6 +325,8 @@ int native_run(const struct native_job *job, struct native_result *res,
 		/* Let the started ones go straight to a stop. */
 		__atomic_store_n(&run.state, RUN_STOP, __ATOMIC_RELEASE);
 		rc = -EAGAIN;
+		snprintf(res->why, sizeof(res->why), "cannot start %u threads: %s", ncpus,
+			 strerror(-rc));
 		for (uint32_t i = started; i < ncpus; i++)
 			__atomic_store_n(&run.workers[i].done, 1, __ATOMIC_RELEASE);
 	}
@@ -306,7 +334,7 @@ int native_run(const struct native_job *job, struct native_result *res,
 		sched_yield();
 	__atomic_store_n(&run.go, 1, __ATOMIC_RELEASE);
 	if (!rc)
-		supervise(&run, ncpus, res, phase_names, n_phase_names);
+		supervise(&run, ncpus, res);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct worker *w = &run.workers[i];
 		if (!w->started)
@@ -326,15 +354,42 @@ int native_run(const struct native_job *job, struct native_result *res,
 out:
 	if (!leak)
 		free(run.workers);
+	if (rc == -ENOMEM)
+		snprintf(res->why, sizeof(res->why), "out of memory for %u CPUs", ncpus);
+	clock_gettime(CLOCK_MONOTONIC, &h1);
+	res->cost.host_s =
+		(double)(h1.tv_sec - h0.tv_sec) + (double)(h1.tv_nsec - h0.tv_nsec) / 1e9;
 	return rc;
 }
 
-void native_result_free(struct native_result *res, uint32_t ncpus)
+/*
+ * Native trials need the cores to themselves: more busy threads (CPUs, and the device's
+ * thread) than online CPUs would measure the scheduler, unless the scenario allows it.
+ */
+static int native_prepare(struct engine_trial *t, char *err, size_t err_len)
 {
-	if (!res->cpus)
-		return;
-	for (uint32_t i = 0; i < ncpus; i++)
-		free(res->cpus[i].hists);
-	free(res->cpus);
-	res->cpus = NULL;
+	const struct scenario_cfg *cfg = t->cfg;
+	uint32_t online = native_online_cpus();
+	bool thread = cfg->smmu.device == DEVICE_THREAD && cfg->scenario.workload != WORKLOAD_IOVA;
+	uint32_t busy = (uint32_t)cfg->scenario.cpus + thread;
+
+	t->oversubscribed = busy > online;
+	if (t->oversubscribed && cfg->scenario.oversubscribe != OVERSUBSCRIBE_ALLOW) {
+		snprintf(err, err_len,
+			 "%u busy threads (%llu CPUs%s) on %u online CPUs would measure the "
+			 "scheduler, not the algorithm: lower [scenario] cpus, use engine = sim, or "
+			 "set [scenario] oversubscribe = allow",
+			 busy, (unsigned long long)cfg->scenario.cpus,
+			 thread ? " + the device thread" : "", online);
+		return -EINVAL;
+	}
+	return 0;
 }
+
+const struct engine_ops native_engine = {
+	.name = "native",
+	.kind = ENGINE_NATIVE,
+	.binding = ENGINE_BINDING_NATIVE,
+	.prepare = native_prepare,
+	.run = native_run,
+};

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* ctx -- coroutine stacks and the context switch (see ctx.h). */
-#include "sim/ctx.h"
+#include "engine/sim/ctx.h"
 
 #include <errno.h>
 #include <stdint.h>

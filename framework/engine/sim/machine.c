@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim.h"
+#include "engine/sim/sim.h"
 
 void sim_machine_defaults(struct scenario_machine *m)
 {

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* sim_engine -- the sim as an engine (see sim_engine.h). */
+#include "engine/sim/sim_engine.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "device/smmu.h"
+#include "engine/sim/sim.h"
+#include "loader/loader.h"
+
+/* ---- adapting the trial ------------------------------------------------------------------ */
+
+/* The sim builds of the plugins, the device as the sim's agent, the CPUs it can simulate. */
+static int sim_prepare(struct engine_trial *t, char *err, size_t err_len)
+{
+	struct scenario_cfg *cfg = t->cfg;
+
+	if (cfg->scenario.cpus < 1 || cfg->scenario.cpus > SIM_MAX_CPUS) {
+		snprintf(err, err_len, "engine = sim runs 1 to %d CPUs, not %llu", SIM_MAX_CPUS,
+			 (unsigned long long)cfg->scenario.cpus);
+		return -EINVAL;
+	}
+	/* The device is the sim's agent: no thread of its own, whatever the scenario says. */
+	cfg->smmu.device = DEVICE_INLINE;
+	if (t->cmdq && !(t->cmdq = plugin_sim_build(t->cmdq, err, err_len)))
+		return -ENOENT;
+	if (t->iova && !(t->iova = plugin_sim_build(t->iova, err, err_len)))
+		return -ENOENT;
+	return 0;
+}
+
+/* ---- the device as the agent ------------------------------------------------------------- */
+
+struct dev_agent {
+	struct smmu_dev *dev;
+	struct lab_smmu *q;
+	uint32_t seen_cons; /* CONS when the sim last asked */
+	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
+};
+
+/* One trial at a time per thread: the wrapped register's device. */
+static _Thread_local struct dev_agent *cur_agent;
+
+/* readl(CONS) under the sim: the device's register, and the sim told that it was read. */
+static uint32_t sim_read_cons(struct lab_cpu *c, struct lab_smmu *s)
+{
+	uint32_t v = cur_agent->read_cons(c, s);
+
+	sim_read_agent();
+	return v;
+}
+
+static uint64_t dev_next_due(void *arg)
+{
+	return smmu_next_due(((struct dev_agent *)arg)->dev);
+}
+
+static void dev_advance(void *arg)
+{
+	smmu_advance(((struct dev_agent *)arg)->dev);
+}
+
+/*
+ * The device writes memory CPUs may sleep on (MSI words, its CONS) only when it consumes,
+ * and every consumption moves CONS. Read on every switch, so it must be cheap: the register
+ * (one load), not smmu_get_stats() (a lock and a copy). CONS wraps after 2 x queue entries,
+ * at most one queue's worth of which can be outstanding, so two reads a wrap apart would need
+ * a CPU to publish and the device to consume a whole queue twice between two switches.
+ *
+ * The slots consumed since the last call were read (and poisoned) by the device: their
+ * lines leave the CPUs' caches, so the CPU that next writes one pays the miss.
+ */
+static uint64_t dev_progress(void *arg)
+{
+	struct dev_agent *a = arg;
+	uint32_t cons = smmu_cons(a->dev);
+	uint32_t mask = (2u << a->q->shift) - 1, nents = 1u << a->q->shift;
+
+	for (uint32_t p = a->seen_cons; p != cons; p = (p + 1) & mask)
+		sim_agent_wrote(&a->q->ring[p & (nents - 1)], sizeof(a->q->ring[0]));
+	a->seen_cons = cons;
+	return cons;
+}
+
+static int sim_engine_run(const struct engine_job *job, struct engine_result *res)
+{
+	struct dev_agent da = {.dev = job->dev};
+	struct sim_agent agent = {
+	    .next_due = dev_next_due,
+	    .advance = dev_advance,
+	    .progress = dev_progress,
+	    .arg = &da,
+	};
+	struct sim_topology topo = {0};
+	const struct scenario_machine *m = &job->cfg->machine;
+	struct sim_stats st = {0};
+	char err[TRIAL_ERR_LEN];
+	int rc;
+
+	if (m->topology && m->topology[0]) {
+		rc = sim_topology_load(m->topology, &topo, err, sizeof(err));
+		if (rc) {
+			memset(res, 0, sizeof(*res));
+			snprintf(res->why, sizeof(res->why), "%s", err);
+			return rc;
+		}
+	}
+	if (job->dev) {
+		da.q = smmu_iface(job->dev);
+		da.seen_cons = smmu_cons(job->dev);
+		da.read_cons = da.q->read_cons;
+		da.q->read_cons = sim_read_cons;
+		cur_agent = &da;
+	}
+	rc = sim_run(job, m, topo.n ? &topo : NULL, job->dev ? &agent : NULL, res, &st);
+	if (job->dev) {
+		da.q->read_cons = da.read_cons; /* teardown reads it natively */
+		cur_agent = NULL;
+	}
+	sim_topology_free(&topo);
+	if (rc) {
+		snprintf(res->why, sizeof(res->why), "cannot set up %u virtual CPUs: %s",
+			 host_env_ncpus(job->env), strerror(-rc));
+		return rc;
+	}
+	/* The simulation's own work: what each op costs the model (and the host). */
+	engine_result_add_stat(res, "sim_lab_ops", st.lab_ops_measured);
+	engine_result_add_stat(res, "sim_line_transfers", st.misses_measured);
+	res->cost.host_s = st.host_s;
+	res->cost.steps = st.lab_ops;
+	res->cost.switches = st.switches;
+	return 0;
+}
+
+const struct engine_ops sim_engine = {
+    .name = "sim",
+    .kind = ENGINE_SIM,
+    .binding = ENGINE_BINDING_SIM,
+    .stats = {"sim_lab_ops", "sim_line_transfers"},
+    .prepare = sim_prepare,
+    .run = sim_engine_run,
+};

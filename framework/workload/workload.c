@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/* workload -- the table of workloads (see workload.h). */
+#include "workload/workload.h"
+
+#include <stddef.h>
+
+#include "workload/cmdq_wl.h"
+#include "workload/dma_wl.h"
+#include "workload/micro_wl.h"
+
+/* ---- cmdq ---------------------------------------------------------------------------------- */
+
+static void *cmdq_make(const struct workload_env *e)
+{
+	const struct scenario_wl_cmdq *w = &e->cfg->wl_cmdq;
+
+	return cmdq_wl_new(e->cmdq, e->cmdq_state, e->dev, e->ncpus, (uint32_t)w->cmds_per_sync,
+			   w->think_ns, e->oracle);
+}
+
+static void cmdq_destroy(void *wl)
+{
+	cmdq_wl_free(wl);
+}
+
+static const char *cmdq_error(void *wl, bool hung)
+{
+	(void)hung;
+	return cmdq_wl_error(wl);
+}
+
+static uint64_t cmdq_think_ns(const struct scenario_cfg *cfg)
+{
+	return cfg->wl_cmdq.think_ns;
+}
+
+/* ---- iova: the runner's IOVA half is the whole workload ------------------------------------ */
+
+static void *iova_make(const struct workload_env *e)
+{
+	return e->iova;
+}
+
+/* ---- dma ----------------------------------------------------------------------------------- */
+
+static void *dma_make(const struct workload_env *e)
+{
+	const struct scenario_wl_dma *w = &e->cfg->wl_dma;
+	struct dma_wl_params p = {
+	    .pages = (uint32_t)w->pages,
+	    .pt_map_ns = w->pt_map_ns,
+	    .pt_unmap_ns = w->pt_unmap_ns,
+	    .trans_ns = w->trans_ns,
+	};
+
+	return dma_wl_new(e->cmdq, e->cmdq_state, e->iova, e->ncpus, &p);
+}
+
+static void dma_destroy(void *wl)
+{
+	dma_wl_free(wl);
+}
+
+static const char *dma_error(void *wl, bool hung)
+{
+	(void)hung;
+	return dma_wl_error(wl);
+}
+
+/* One mapping at a time per CPU, within the device's DMA mask. */
+static void dma_iova_params(const struct scenario_cfg *cfg, struct iova_wl_params *p)
+{
+	p->dma_bits = (uint32_t)cfg->wl_dma.dma_bits;
+	p->depth = 1;
+}
+
+/* ---- micro --------------------------------------------------------------------------------- */
+
+static void *micro_make(const struct workload_env *e)
+{
+	return micro_wl_new((enum micro_op)e->cfg->wl_micro.op, e->cfg->wl_micro.think_ns,
+			    e->ncpus);
+}
+
+static void micro_destroy(void *wl)
+{
+	micro_wl_free(wl);
+}
+
+/* Its check of the counter is only meaningful when every CPU finished its ops. */
+static const char *micro_error(void *wl, bool hung)
+{
+	return hung ? NULL : micro_wl_error(wl);
+}
+
+static const struct workload_ops workloads[] = {
+    {
+	.kind = WORKLOAD_CMDQ,
+	.name = "cmdq",
+	.needs = WORKLOAD_NEEDS_CMDQ,
+	.n_metrics = 1,
+	.metrics = {"op"},
+	.make = cmdq_make,
+	.destroy = cmdq_destroy,
+	.op = cmdq_wl_op,
+	.error = cmdq_error,
+	.harness_think_ns = cmdq_think_ns,
+    },
+    {
+	.kind = WORKLOAD_IOVA,
+	.name = "iova",
+	.needs = WORKLOAD_NEEDS_IOVA,
+	.n_metrics = 2,
+	.metrics = {"alloc", "free"},
+	.make = iova_make,
+	.op = iova_wl_op,
+    },
+    {
+	.kind = WORKLOAD_DMA,
+	.name = "dma",
+	.needs = WORKLOAD_NEEDS_CMDQ | WORKLOAD_NEEDS_IOVA,
+	.n_metrics = 2,
+	.metrics = {"map", "unmap"},
+	.make = dma_make,
+	.destroy = dma_destroy,
+	.op = dma_wl_op,
+	.error = dma_error,
+	.iova_params = dma_iova_params,
+    },
+    {
+	.kind = WORKLOAD_MICRO,
+	.name = "micro",
+	.plugin_label = "micro",
+	.n_metrics = 1,
+	.metrics = {"op"},
+	.make = micro_make,
+	.destroy = micro_destroy,
+	.op = micro_wl_op,
+	.op_sim = micro_wl_op_sim,
+	.error = micro_error,
+    },
+};
+
+const struct workload_ops *workload_find(enum workload_kind kind)
+{
+	for (size_t i = 0; i < sizeof(workloads) / sizeof(workloads[0]); i++)
+		if (workloads[i].kind == kind)
+			return &workloads[i];
+	return NULL;
+}
+
+engine_op_fn workload_op(const struct workload_ops *w, enum engine_binding binding)
+{
+	return binding == ENGINE_BINDING_SIM && w->op_sim ? w->op_sim : w->op;
+}
+
+void workload_iova_params(const struct workload_ops *w, const struct scenario_cfg *cfg,
+			  struct iova_wl_params *p)
+{
+	const struct scenario_wl_iova *i = &cfg->wl_iova;
+
+	*p = (struct iova_wl_params){
+	    .pattern = i->pattern,
+	    .free_every = (uint32_t)i->free_every,
+	    .depth = (uint32_t)i->depth,
+	    .min_pages = i->min_pages,
+	    .max_pages = i->max_pages,
+	    .dma_bits = (uint32_t)i->dma_bits,
+	    .think_ns = i->think_ns,
+	    .seed = cfg->scenario.seed,
+	};
+	if (w->iova_params)
+		w->iova_params(cfg, p);
+}
