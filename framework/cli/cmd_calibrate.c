@@ -15,20 +15,6 @@
 
 #define DEFAULT_TOLERANCE_PCT 25.0
 
-static const char calibrate_usage[] =
-	"usage: iommulab calibrate RESULTS_DIR DATA.csv [--tolerance PCT]\n";
-
-static const char calibrate_help[] =
-	"\n"
-	"Compare a run of the micro workload with the same primitives measured on a machine:\n"
-	"per op and CPU count, the run's per-thread ns per op (cpus / ops_per_sec), the measured\n"
-	"Nanos/Op and the relative error (run - measured) / measured. The table also goes to\n"
-	"RESULTS_DIR/calibration.csv. Points with 2 or more CPUs are judged against PCT percent\n"
-	"(default 25); 1 CPU is shown only (atomic_ns is set from it). For example:\n"
-	"  iommulab run configs/calibrate-graviton2.ini --out results/cal\n"
-	"  iommulab calibrate results/cal configs/calibration/graviton2-atomics.csv\n"
-	"Exit status: 0 every judged point within, 1 some miss, 2 bad input.\n";
-
 /* What a run-side error is missing, and how to get it. */
 static const char run_hint[] =
 	"run `iommulab run configs/calibrate-graviton2.ini` and give the results dir it prints";
@@ -115,42 +101,24 @@ int cmd_calibrate(int argc, char **argv, struct cli_common *c)
 	const char *dir = NULL, *data = NULL;
 	double tol = DEFAULT_TOLERANCE_PCT;
 	char err[1024] = "";
-	int ret, status = EXIT_USAGE;
+	struct cli_parser p;
+	int o, ret, status = EXIT_USAGE;
 
-	(void)c;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			printf("%s%s", calibrate_usage, calibrate_help);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--tolerance") && i + 1 == argc) {
-			fprintf(stderr,
-				"iommulab calibrate: --tolerance needs a percentage, e.g. 25\n");
-			return EXIT_USAGE;
-		} else if (!strcmp(a, "--tolerance")) {
-			if (parse_tolerance(argv[++i], &tol)) {
-				fprintf(stderr,
-					"iommulab calibrate: --tolerance '%s': expected a "
-					"percentage above 0, e.g. 25\n",
-					argv[i]);
-				return EXIT_USAGE;
-			}
-		} else if (a[0] != '-' && !dir) {
-			dir = a;
-		} else if (a[0] != '-' && !data) {
-			data = a;
-		} else {
-			fprintf(stderr, "iommulab calibrate: unexpected argument '%s'\n%s", a,
-				calibrate_usage);
-			return EXIT_USAGE;
-		}
-	}
-	if (!data) {
-		fprintf(stderr, "iommulab calibrate: expected RESULTS_DIR and DATA.csv\n%s",
-			calibrate_usage);
-		return EXIT_USAGE;
-	}
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0)
+		if (o == CALIBRATE_OPT_TOLERANCE && parse_tolerance(optarg, &tol))
+			return cli_usage_error(c->cmd,
+					       "--tolerance '%s': expected a percentage above 0, "
+					       "e.g. 25",
+					       optarg);
+	if (o == CLI_OPT_EXIT)
+		return p.status;
+	if (argc - optind > 2)
+		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 2]);
+	if (argc - optind < 2)
+		return cli_usage_error(c->cmd, "expected RESULTS_DIR and DATA.csv");
+	dir = argv[optind];
+	data = argv[optind + 1];
 
 	ret = calib_load_run(dir, &sim, err, sizeof(err));
 	if (ret) {

@@ -28,21 +28,19 @@ int cmd_list(int argc, char **argv, struct cli_common *c)
 	struct plugin_registry reg = { 0 };
 	struct diag_list diags = { 0 };
 	bool params = false;
-	int status = EXIT_OK;
+	struct cli_parser p;
+	int o, status = EXIT_OK;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--params")) {
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0)
+		if (o == LIST_OPT_PARAMS)
 			params = true;
-		} else if (argv[i][0] != '-') {
-			/* A file named on the command line must load: its refusal is an error. */
-			if (registry_add_file(&reg, argv[i], &diags))
-				status = EXIT_USAGE;
-		} else {
-			fprintf(stderr, "iommulab list: unknown option '%s'\nusage: iommulab list "
-				"[--params] [FILE.so...]\n", argv[i]);
-			return EXIT_USAGE;
-		}
-	}
+	if (o == CLI_OPT_EXIT)
+		return p.status;
+	/* A file named on the command line must load: its refusal is an error. */
+	for (int i = optind; i < argc; i++)
+		if (registry_add_file(&reg, argv[i], &diags))
+			status = EXIT_USAGE;
 	cli_load_plugins(c, &reg, &diags);
 	printf("%-5s %-16s %-8s %s\n", "kind", "name", "version", "summary");
 	for (uint32_t kind = LAB_KIND_CMDQ; kind <= LAB_KIND_IOVA; kind++)

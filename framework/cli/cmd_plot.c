@@ -6,10 +6,17 @@
 
 int cmd_plot(int argc, char **argv, struct cli_common *c)
 {
-	(void)c;
-	if (argc != 2 || argv[1][0] == '-') {
-		fprintf(stderr, "usage: iommulab plot RESULTS_DIR\n");
-		return EXIT_USAGE;
-	}
-	return cli_render_plots(argv[1]);
+	struct cli_parser p;
+	int o;
+
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0)
+		; /* plot has no options of its own: only --help */
+	if (o == CLI_OPT_EXIT)
+		return p.status;
+	if (optind == argc)
+		return cli_usage_error(c->cmd, "no results dir given");
+	if (optind + 1 < argc)
+		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 1]);
+	return cli_render_plots(argv[optind]);
 }

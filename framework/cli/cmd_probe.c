@@ -10,12 +10,6 @@
 #include "cli/cli.h"
 #include "probe/probe.h"
 
-static const char probe_usage[] =
-    "usage: iommulab probe [--out FILE.csv] [--cpus N] [--rounds N] [--matrix transfer|pingpong]\n"
-    "  --matrix: what the topology file holds: one isolated miss served from the other core's\n"
-    "            cache (default: what the sim prices a miss at) or the CAS ping-pong one-way\n"
-    "            latency (as configs/topologies/ were measured); both are printed\n";
-
 static int parse_uint(const char *s, unsigned *v)
 {
 	char *end;
@@ -82,49 +76,42 @@ static void print_summary(const struct probe_result *r)
 
 int cmd_probe(int argc, char **argv, struct cli_common *c)
 {
-	struct probe_opts o = {0};
+	struct probe_opts opts = {0};
+	struct cli_parser p;
 	struct probe_result r;
 	char def_path[300], err[512] = "";
 	const char *out = NULL;
-	int rc;
+	int o, rc;
 
-	(void)c;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(probe_usage, stdout);
-			return EXIT_OK;
-		} else if (!strcmp(a, "--out") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(a, "--cpus") && i + 1 < argc) {
-			if (parse_uint(argv[++i], &o.max_cpus) || o.max_cpus < 2) {
-				fprintf(stderr, "iommulab probe: --cpus wants a number >= 2\n");
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--matrix") && i + 1 < argc) {
-			const char *v = argv[++i];
-			if (!strcmp(v, "pingpong")) {
-				o.matrix = PROBE_MATRIX_PINGPONG;
-			} else if (!strcmp(v, "transfer")) {
-				o.matrix = PROBE_MATRIX_TRANSFER;
-			} else {
-				fprintf(stderr,
-					"iommulab probe: --matrix '%s': expected pingpong or "
-					"transfer\n",
-					v);
-				return EXIT_USAGE;
-			}
-		} else if (!strcmp(a, "--rounds") && i + 1 < argc) {
-			if (parse_uint(argv[++i], &o.rounds)) {
-				fprintf(stderr, "iommulab probe: --rounds wants a number >= 1\n");
-				return EXIT_USAGE;
-			}
-		} else {
-			fprintf(stderr, "iommulab probe: unknown or incomplete option '%s'\n%s", a,
-				probe_usage);
-			return EXIT_USAGE;
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0) {
+		switch (o) {
+		case PROBE_OPT_OUT:
+			out = optarg;
+			break;
+		case PROBE_OPT_CPUS:
+			if (parse_uint(optarg, &opts.max_cpus) || opts.max_cpus < 2)
+				return cli_usage_error(c->cmd, "--cpus wants a number >= 2");
+			break;
+		case PROBE_OPT_MATRIX:
+			if (!strcmp(optarg, "pingpong"))
+				opts.matrix = PROBE_MATRIX_PINGPONG;
+			else if (!strcmp(optarg, "transfer"))
+				opts.matrix = PROBE_MATRIX_TRANSFER;
+			else
+				return cli_usage_error(
+				    c->cmd, "--matrix '%s': expected pingpong or transfer", optarg);
+			break;
+		case PROBE_OPT_ROUNDS:
+			if (parse_uint(optarg, &opts.rounds))
+				return cli_usage_error(c->cmd, "--rounds wants a number >= 1");
+			break;
 		}
 	}
+	if (o == CLI_OPT_EXIT)
+		return p.status;
+	if (optind < argc)
+		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind]);
 	if (!out) {
 		rc = probe_default_path(def_path, sizeof(def_path));
 		if (rc) {
@@ -134,7 +121,7 @@ int cmd_probe(int argc, char **argv, struct cli_common *c)
 		}
 		out = def_path;
 	}
-	rc = probe_run(&o, &r);
+	rc = probe_run(&opts, &r);
 	if (rc == -EINVAL) {
 		fprintf(stderr, "iommulab probe: needs at least 2 allowed CPUs\n");
 		return EXIT_USAGE;

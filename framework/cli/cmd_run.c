@@ -316,26 +316,33 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	struct scenario *s = NULL;
 	struct table table = { .tty = isatty(STDERR_FILENO) };
 	char dir[4096], err[1024] = "";
-	int status = EXIT_USAGE;
+	struct cli_parser p;
+	int o, status = EXIT_USAGE;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-			const char **v = realloc(sets, (n_sets + 1) * sizeof(*v));
-			if (!v)
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0) {
+		switch (o) {
+		case RUN_OPT_SET:
+			if (cli_push(&sets, &n_sets, optarg))
 				goto out;
-			sets = v;
-			sets[n_sets++] = argv[++i];
-		} else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
-			out = argv[++i];
-		} else if (!strcmp(argv[i], "--resume") && i + 1 < argc) {
-			resume = argv[++i];
-		} else if (argv[i][0] != '-' && !path) {
-			path = argv[i];
-		} else {
-			fprintf(stderr, "iommulab run: unexpected argument '%s'\nusage: iommulab run "
-				"SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n", argv[i]);
-			goto out;
+			break;
+		case RUN_OPT_OUT:
+			out = optarg;
+			break;
+		case RUN_OPT_RESUME:
+			resume = optarg;
+			break;
 		}
+	}
+	if (o == CLI_OPT_EXIT) {
+		status = p.status;
+		goto out;
+	}
+	if (optind < argc)
+		path = argv[optind];
+	if (optind + 1 < argc) {
+		cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
 	}
 	if (resume) {
 		if (path || out || n_sets) {
@@ -348,8 +355,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		out = resume;
 	}
 	if (!path) {
-		fprintf(stderr, "iommulab run: no scenario given\nusage: iommulab run SCENARIO.ini "
-			"[--set SECTION.KEY=VALUE]... [--out DIR]\n");
+		cli_usage_error(c->cmd, "no scenario given");
 		goto out;
 	}
 	cli_load_plugins(c, &reg, &load_diags);

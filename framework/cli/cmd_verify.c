@@ -6,9 +6,11 @@
  * iova: every check of framework/verify/iova_check (the conformance suite's own code).
  * Prints pass/fail per check with the first counterexample; exit 0 only if every check passed.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "engine/native/native.h"
@@ -26,57 +28,94 @@ struct verdict {
 	char detail[ORACLE_DETAIL_LEN + 128];
 };
 
-static int defaults(struct scenario_cfg *cfg, char *err, size_t len)
+/* The one plugin verify checks, as the scenario's plugin lookup. */
+static const struct lab_plugin *lookup_one(void *ctx, const char *name)
 {
-	size_t n;
-	const struct scenario_section *sec = scenario_sections(&n);
+	const struct lab_plugin *d = ctx;
 
-	memset(cfg, 0, sizeof(*cfg));
-	for (size_t i = 0; i < n; i++)
-		if (param_set_defaults(sec[i].params, sec[i].n_params, (char *)cfg + sec[i].offset,
-				       err, len))
-			return -1;
-	return 0;
+	return strcmp(d->name, name) ? NULL : d;
 }
 
-/* "section.key=value" onto cfg, or "plugin.NAME.key=value" / "NAME.key=value" onto pcfg. */
-static int apply_set(const char *set, struct scenario_cfg *cfg, const struct lab_plugin *d,
-		     void *pcfg, char *err, size_t len)
+/*
+ * verify has always taken "NAME.key=value" for the plugin's own keys; the scenario spells
+ * that "plugin.NAME.key=value". Anything else goes to the scenario as given.
+ */
+static char *set_spelling(const char *set, const struct lab_plugin *d)
 {
-	char buf[512], why[256];
-	size_t n;
-	const struct scenario_section *sec = scenario_sections(&n);
+	size_t len = strlen(d->name);
+	char *s;
 
-	snprintf(buf, sizeof(buf), "%s", set);
-	char *eq = strchr(buf, '='), *dot = strrchr(buf, '.');
-	if (!eq || !dot || dot > eq) {
-		snprintf(err, len, "--set %s: expected SECTION.KEY=VALUE", set);
-		return -1;
+	if (strncmp(set, d->name, len) || set[len] != '.' || !strchr(set + len + 1, '=') ||
+	    scenario_find_section(d->name))
+		return strdup(set);
+	s = malloc(strlen("plugin.") + strlen(set) + 1);
+	if (s)
+		sprintf(s, "plugin.%s", set);
+	return s;
+}
+
+/* The base scenario verify's grid starts from: this plugin alone, watchdog_ms = 2000. */
+static int write_base(const char *path, int fd, const struct lab_plugin *d)
+{
+	const char *kind = d->kind == LAB_KIND_IOVA ? "iova" : "cmdq";
+	FILE *f = fdopen(fd, "w");
+
+	if (!f) {
+		close(fd);
+		return -errno;
 	}
-	*eq = *dot = '\0';
-	const char *section = buf, *key = dot + 1, *value = eq + 1;
-	if (!strncmp(section, "plugin.", 7))
-		section += 7;
-	if (!strcmp(section, d->name)) {
-		const struct lab_param *p = param_find(d->params, d->n_params, key);
-		if (!p || param_parse(p, value, pcfg, why, sizeof(why))) {
-			snprintf(err, len, "--set %s: %s", set, p ? why : "unknown plugin key");
-			return -1;
-		}
-		return 0;
+	fprintf(f,
+		"; iommulab verify: the base of its grid (%s)\n[scenario]\nworkload = %s\n"
+		"watchdog_ms = 2000\n[plugins]\n%s = %s\n",
+		path, kind, kind, d->name);
+	return fclose(f) ? -errno : 0;
+}
+
+/*
+ * The configuration verify starts its grid from: the defaults, the base above, then the
+ * --set options, loaded by scenario_load exactly as `run` loads a scenario and its --set
+ * (the same spellings, checks and messages). scenario_load reads a file, so the base is
+ * written to a temporary one first. NULL (and printed why) on any problem.
+ */
+static struct scenario *load_base(const struct lab_plugin *d, const char *const *args,
+				  size_t n_sets)
+{
+	const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	struct plugin_lookup pl = {.find = lookup_one, .ctx = (void *)d};
+	struct diag_list diags = {0};
+	struct scenario *s = NULL;
+	char path[4200], **sets = calloc(n_sets + 1, sizeof(*sets));
+	int fd = -1, rc;
+
+	snprintf(path, sizeof(path), "%s/iommulab-verify-XXXXXX.ini", tmpdir);
+	fd = sets ? mkstemps(path, 4) : -1;
+	rc = fd < 0 ? -errno : write_base(path, fd, d);
+	if (rc) {
+		fprintf(stderr, "iommulab verify: cannot write %s: %s\n", path, strerror(-rc));
+		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (strcmp(sec[i].name, section))
-			continue;
-		const struct lab_param *p = param_find(sec[i].params, sec[i].n_params, key);
-		if (!p || param_parse(p, value, (char *)cfg + sec[i].offset, why, sizeof(why))) {
-			snprintf(err, len, "--set %s: %s", set, p ? why : "unknown key");
-			return -1;
-		}
-		return 0;
+	for (size_t i = 0; i < n_sets; i++)
+		if (!(sets[i] = set_spelling(args[i], d)))
+			goto out;
+	s = scenario_load(path, (const char *const *)sets, n_sets, &pl, &diags);
+	if (!s) {
+		cli_print_diags(&diags, "iommulab verify: ");
+	} else if (s->n_axes || s->n_cmdq + s->n_iova != 1) {
+		fprintf(stderr,
+			"iommulab verify: --set sweep.* and plugins.* are not for verify: "
+			"it runs its own grid on %s alone\n",
+			d->name);
+		scenario_free(s);
+		s = NULL;
 	}
-	snprintf(err, len, "--set %s: unknown section '%s'", set, section);
-	return -1;
+out:
+	if (fd >= 0)
+		unlink(path);
+	for (size_t i = 0; sets && i < n_sets; i++)
+		free(sets[i]);
+	free(sets);
+	diag_clear(&diags);
+	return s;
 }
 
 static void record(struct verdict *v, size_t nv, const struct oracle_report *o, const char *where)
@@ -135,31 +174,31 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			      {"sync_complete", true, 0, ""},
 			      {"no_deadlock", true, 0, ""}};
 	const char *target = NULL;
-	char err[512];
 	void *pcfg = NULL;
 	struct scenario_cfg base = { 0 };
-	int status = EXIT_USAGE;
-	int set_from = argc;
+	struct scenario *s = NULL;
+	struct cli_parser p;
+	const char **sets = NULL;
+	size_t n_sets = 0;
+	int o, status = EXIT_USAGE;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-			if (set_from == argc)
-				set_from = i;
-			i++;
-		} else if (!target && argv[i][0] != '-') {
-			target = argv[i];
-		} else {
-			fprintf(
-			    stderr,
-			    "usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
-			return EXIT_USAGE;
-		}
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0)
+		if (o == VERIFY_OPT_SET && cli_push(&sets, &n_sets, optarg))
+			goto out;
+	if (o == CLI_OPT_EXIT) {
+		status = p.status;
+		goto out;
 	}
-	if (!target) {
-		fprintf(stderr,
-			"usage: iommulab verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...\n");
-		return EXIT_USAGE;
+	if (optind == argc) {
+		cli_usage_error(c->cmd, "no plugin given");
+		goto out;
 	}
+	if (optind + 1 < argc) {
+		cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 1]);
+		goto out;
+	}
+	target = argv[optind];
 	if (strstr(target, ".so")) {
 		if (registry_add_file(&reg, target, &diags)) {
 			cli_print_diags(&diags, "iommulab verify: ");
@@ -184,18 +223,14 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			d->name, plugin_kind_name(d->kind));
 		goto out;
 	}
-	pcfg = calloc(1, d->config_size ? d->config_size : 1);
-	if (!pcfg || defaults(&base, err, sizeof(err)) ||
-	    param_set_defaults(d->params, d->n_params, pcfg, err, sizeof(err))) {
-		fprintf(stderr, "iommulab verify: %s\n", err);
+	s = load_base(d, sets, n_sets);
+	if (!s)
+		goto out;
+	if (scenario_cfg_copy(&base, &s->base)) {
+		fprintf(stderr, "iommulab verify: out of memory\n");
 		goto out;
 	}
-	base.scenario.watchdog_ms = 2000;
-	for (int i = set_from; i < argc; i += 2)
-		if (apply_set(argv[i + 1], &base, d, pcfg, err, sizeof(err))) {
-			fprintf(stderr, "iommulab verify: %s\n", err);
-			goto out;
-		}
+	pcfg = s->n_cmdq ? s->cmdq[0].config : s->iova[0].config;
 
 	if (d->kind == LAB_KIND_IOVA) {
 		status = verify_iova(lp, pcfg);
@@ -248,9 +283,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	printf("%s\n", status == EXIT_OK ? "all checks passed" : "some checks FAILED");
 out:
 	scenario_cfg_free(&base);
-	if (lp && pcfg)
-		param_free_strings(lp->desc->params, lp->desc->n_params, pcfg);
-	free(pcfg);
+	scenario_free(s);
+	free(sets);
 	registry_free(&reg);
 	diag_clear(&diags);
 	return status;

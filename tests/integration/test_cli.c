@@ -18,6 +18,7 @@
 
 #include <iommulab/plugin.h>
 
+#include "cli/cli.h"
 #include "results/csv.h"
 
 #define EXE TEST_BUILD_ROOT "/iommulab"
@@ -604,14 +605,14 @@ Test(cli, calibrate_refuses_bad_input_with_status_2, .timeout = 30)
 		const char *args[4];
 		const char *msg;
 	} cases[] = {
-		{ { NULL }, "expected RESULTS_DIR and DATA.csv" },
-		{ { "/nonexistent-iommulab", CONFIGS "/calibration/graviton2-atomics.csv" },
-		  "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab run "
-		  "configs/calibrate-graviton2.ini`" },
-		{ { "a", "b", "--tolerance", "lots" },
-		  "--tolerance 'lots': expected a percentage above 0" },
-		{ { "a", "b", "--tolerance" }, "--tolerance needs a percentage" },
-		{ { "a", "b", "c" }, "unexpected argument 'c'" },
+	    {{NULL}, "expected RESULTS_DIR and DATA.csv"},
+	    {{"/nonexistent-iommulab", CONFIGS "/calibration/graviton2-atomics.csv"},
+	     "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab run "
+	     "configs/calibrate-graviton2.ini`"},
+	    {{"a", "b", "--tolerance", "lots"},
+	     "--tolerance 'lots': expected a percentage above 0"},
+	    {{"a", "b", "--tolerance"}, "--tolerance needs an argument (PCT)"},
+	    {{"a", "b", "c"}, "unexpected argument 'c'"},
 	};
 
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(cases); i++) {
@@ -622,4 +623,181 @@ Test(cli, calibrate_refuses_bad_input_with_status_2, .timeout = 30)
 		run_expect(argv, 2);
 		cr_assert(strstr(stderr_text(), cases[i].msg), "case %zu: %s", i, stderr_text());
 	}
+}
+
+/* Run iommulab with argv; its stdout (as text, static) and its exit status. */
+static const char *run_stdout(char *const argv[], int *status)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/stdout.txt", tmp);
+	*status = run_to(argv, NULL, path);
+	return slurp(path);
+}
+
+/* The table itself: every command has a name, a function, usage, summary, help and exits. */
+Test(cli, every_command_in_the_table_has_usage_and_help)
+{
+	size_t complete = 0;
+
+	cr_assert_geq(cli_n_commands, 7, "run list plot verify probe calibrate help");
+	for (size_t i = 0; i < cli_n_commands; i++) {
+		const struct cli_command *cmd = &cli_commands[i];
+		bool ok = cmd->name && *cmd->name && cmd->fn && cmd->usage &&
+			  !strncmp(cmd->usage, cmd->name, strlen(cmd->name)) && cmd->summary &&
+			  *cmd->summary && cmd->help && *cmd->help && cmd->exits[0].meaning &&
+			  cmd->n_opts <= CLI_MAX_OPTS;
+
+		for (size_t o = 0; o < cmd->n_opts && o < CLI_MAX_OPTS; o++)
+			ok = ok && cmd->opts[o].name && cmd->opts[o].help && *cmd->opts[o].help;
+		cr_expect(ok, "table entry %zu (%s) is incomplete", i, cmd->name);
+		complete += ok;
+		cr_assert_eq(cli_find_command(cmd->name), cmd);
+	}
+	cr_assert_eq(complete, cli_n_commands);
+	cr_assert_null(cli_find_command("frobnicate"));
+}
+
+/* `CMD --help`, `CMD -h` and `help CMD` print the entry's usage, options and exit statuses. */
+Test(cli, every_command_prints_its_help_three_ways, .timeout = 30)
+{
+	for (size_t i = 0; i < cli_n_commands; i++) {
+		const struct cli_command *cmd = &cli_commands[i];
+		char *const ways[3][4] = {{EXE, (char *)cmd->name, "--help", NULL},
+					  {EXE, (char *)cmd->name, "-h", NULL},
+					  {EXE, "help", (char *)cmd->name, NULL}};
+		char usage[128], opt[64];
+
+		snprintf(usage, sizeof(usage), "usage: iommulab %s", cmd->name);
+		for (size_t w = 0; w < 3; w++) {
+			int status;
+			const char *out = run_stdout(ways[w], &status);
+
+			cr_assert_eq(status, 0, "%s way %zu: %s", cmd->name, w, stderr_text());
+			cr_assert(!strncmp(out, usage, strlen(usage)), "%s way %zu:\n%s", cmd->name,
+				  w, out);
+			cr_assert(strstr(out, "exit status:\n  0"), "%s way %zu:\n%s", cmd->name, w,
+				  out);
+			for (size_t o = 0; o < cmd->n_opts; o++) {
+				snprintf(opt, sizeof(opt), "  --%s", cmd->opts[o].name);
+				cr_assert(strstr(out, opt), "%s: %s not in\n%s", cmd->name, opt,
+					  out);
+			}
+		}
+	}
+
+	/* `help` and `--help` list every command. */
+	char *const lists[2][3] = {{EXE, "help", NULL}, {EXE, "--help", NULL}};
+	for (size_t w = 0; w < 2; w++) {
+		int status;
+		const char *out = run_stdout(lists[w], &status);
+		char line[128];
+
+		cr_assert_eq(status, 0);
+		for (size_t i = 0; i < cli_n_commands; i++) {
+			snprintf(line, sizeof(line), "\n  %s", cli_commands[i].name);
+			cr_assert(strstr(out, line), "%s missing from\n%s", cli_commands[i].name,
+				  out);
+		}
+	}
+}
+
+/* An unknown option or command is named, with its usage on stderr and exit status 2. */
+Test(cli, unknown_options_and_commands_are_named_with_the_usage, .timeout = 30)
+{
+	char want[160];
+
+	for (size_t i = 0; i < cli_n_commands; i++) {
+		const char *name = cli_commands[i].name;
+		char *const argv[] = {EXE, (char *)name, "--no-such-option", NULL};
+
+		run_expect(argv, 2);
+		snprintf(want, sizeof(want), "iommulab %s: unknown option '--no-such-option'",
+			 name);
+		cr_assert(strstr(stderr_text(), want), "%s", stderr_text());
+		snprintf(want, sizeof(want), "usage: iommulab %s", name);
+		cr_assert(strstr(stderr_text(), want), "%s", stderr_text());
+	}
+	static const struct {
+		const char *args[4];
+		const char *msg;
+	} cases[] = {
+	    {{"run", "--ot", "x"}, "unknown option '--ot' (did you mean '--out'?)"},
+	    {{"--plugn", "x", "list"}, "unknown option '--plugn' (did you mean '--plugin'?)"},
+	    {{"rnu"}, "unknown command 'rnu' (did you mean 'run'?)"},
+	    {{"list", "--params=yes"}, "--params takes no argument"},
+	    {{"run", "x.ini", "--out"}, "--out needs an argument (DIR)"},
+	    {{"help", "frobnicate"}, "unknown command 'frobnicate'"},
+	    {{"plot", "a", "b"}, "unexpected argument 'b'"},
+	};
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(cases); i++) {
+		char *argv[8] = {EXE};
+
+		for (size_t a = 0; a < 4 && cases[i].args[a]; a++)
+			argv[1 + a] = (char *)cases[i].args[a];
+		run_expect(argv, 2);
+		cr_assert(strstr(stderr_text(), cases[i].msg), "case %zu: %s", i, stderr_text());
+		cr_assert(strstr(stderr_text(), "usage: iommulab"), "case %zu: %s", i,
+			  stderr_text());
+	}
+}
+
+/* --opt=VALUE works as --opt VALUE does. */
+Test(cli, options_take_their_value_after_an_equals_sign, .timeout = 60)
+{
+	char out[300], opt[320];
+	struct csv_table t;
+
+	snprintf(out, sizeof(out), "%s/eq", tmp);
+	snprintf(opt, sizeof(opt), "--out=%s", out);
+	char *const argv[] = {EXE,
+			      "run",
+			      CONFIGS "/cmdq-ways-sim.ini",
+			      "--set=duration_ms=1",
+			      "--set=warmup_ms=1",
+			      "--set",
+			      "repeats=1",
+			      "--set=sweep.cpus=2",
+			      opt,
+			      NULL};
+	run_expect(argv, 0);
+	load_trials(out, &t);
+	cr_assert_gt(t.n_rows, 0);
+	for (size_t r = 0; r < t.n_rows; r++)
+		cr_assert_eq(num(&t, r, "cpus"), 2, "--set=sweep.cpus=2");
+	csv_free(&t);
+	snprintf(opt, sizeof(opt), "%s/scenario.ini", out);
+	cr_assert(strstr(slurp(opt), "\nduration_ms = 1\nwarmup_ms = 1\n"), "%s", slurp(opt));
+}
+
+/* verify's --set is run's: the same spellings, checks and messages (and NAME.KEY as before). */
+Test(cli, verify_sets_keys_as_run_does, .timeout = 120)
+{
+	static const struct {
+		const char *set;
+		const char *msg;
+	} bad[] = {
+	    {"smmu.queue_shift=70", "--set smmu.queue_shift=70: [smmu] queue_shift: 70 not in "
+				    "[3, 20]"},
+	    {"nosuch.key=1", "--set nosuch.key=1: [nosuch]: unknown section"},
+	    {"cpus", "--set cpus: expected section.key=value"},
+	    {"mcs.leader_batch=99", "[plugin.mcs] leader_batch: 99 not in [1, 64]"},
+	    {"sweep.cpus=1, 2", "not for verify: it runs its own grid"},
+	};
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(bad); i++) {
+		char *const argv[] = {EXE, "verify", "mcs", "--set", (char *)bad[i].set, NULL};
+
+		run_expect(argv, 2);
+		cr_assert(strstr(stderr_text(), bad[i].msg), "%s: %s", bad[i].set, stderr_text());
+	}
+	char *const good[] = {EXE,
+			      "verify",
+			      "--set=mcs.leader_batch=4",
+			      "mcs",
+			      "--set",
+			      "plugin.mcs.leader_batch=2",
+			      "--set",
+			      "smmu.prod_write_ns=0",
+			      NULL};
+	run_expect(good, 0);
 }

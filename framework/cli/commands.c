@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The table of commands: one entry per command with everything the command line says about
+ * it (usage, summary, help, options, exit statuses). main.c dispatches through it, each
+ * command parses its options from it and `iommulab help [CMD]` prints it, so the usage a
+ * command prints and the one the overview lists cannot disagree.
+ */
+#include <string.h>
+
+#include "cli/cli.h"
+
+const struct cli_command cli_commands[] = {
+    {
+	.name = "run",
+	.fn = cmd_run,
+	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n"
+		 "run --resume RESULTS_DIR",
+	.summary = "run every trial of a scenario; results, summary and graphs go to "
+		   "results/<name>-<time>/ (or DIR)",
+	.help = "Load SCENARIO.ini, check it and every plugin it names, run each trial of\n"
+		"its sweep, print the summary table and render the graphs. Ctrl-C finishes\n"
+		"the trial in progress and keeps the finished ones (twice: stop now).\n"
+		"--resume finishes an interrupted run without redoing its finished trials;\n"
+		"it refuses when RESULTS_DIR/scenario.ini or the plugins changed since.",
+	.opts =
+	    {
+		[RUN_OPT_SET] = {"set", 0, "SECTION.KEY=VALUE",
+				 "override a scenario key, checked like the file (repeat "
+				 "for more; a bare KEY is [scenario] KEY, plugin.NAME.KEY "
+				 "a plugin's, plugins.cmdq=A,B a list, sweep.KEY=V1,V2 an "
+				 "axis; a set swept key runs that one value)"},
+		[RUN_OPT_OUT] = {"out", 0, "DIR",
+				 "write the results to DIR instead of "
+				 "results/<name>-<time>/"},
+		[RUN_OPT_RESUME] = {"resume", 0, "RESULTS_DIR",
+				    "finish the interrupted run in RESULTS_DIR (no "
+				    "scenario, --set or --out with it)"},
+	    },
+	.n_opts = RUN_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "every trial ran and passed"},
+		{EXIT_TRIALS_FAILED, "the run happened; some trials failed (see the error "
+				     "column of trials.csv)"},
+		{EXIT_USAGE, "bad input (command line, scenario or plugin: nothing was run)"},
+		{EXIT_INTERRUPTED, "interrupted (finished trials are kept)"},
+	    },
+    },
+    {
+	.name = "list",
+	.fn = cmd_list,
+	.usage = "list [--params] [FILE.so...]",
+	.summary = "the plugins found, with kind, version and summary; --params adds every "
+		   "parameter table",
+	.help = "List every plugin found (--plugin, --plugin-dir, $IOMMULAB_PLUGIN_PATH,\n"
+		"the built-in directory) and every file refused, with the reason. A FILE.so\n"
+		"named here must load.",
+	.opts =
+	    {
+		[LIST_OPT_PARAMS] = {"params", 0, NULL,
+				     "add every parameter table: the framework's scenario "
+				     "keys and each plugin's"},
+	    },
+	.n_opts = LIST_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "listed"},
+		{EXIT_USAGE, "bad input (command line, or a FILE.so named that does not load)"},
+	    },
+    },
+    {
+	.name = "plot",
+	.fn = cmd_plot,
+	.usage = "plot RESULTS_DIR",
+	.summary = "render the graphs of an earlier run again from its trials.csv",
+	.help = "Render RESULTS_DIR/plots/ again from RESULTS_DIR/trials.csv (gnuplot; without\n"
+		"it the .dat and .gp files are written and the command says how to render\n"
+		"them).",
+	.n_opts = 0,
+	.exits =
+	    {
+		{EXIT_OK, "rendered (or written for rendering later)"},
+		{EXIT_USAGE, "bad input (command line, or a missing or damaged trials.csv)"},
+	    },
+    },
+    {
+	.name = "verify",
+	.fn = cmd_verify,
+	.usage = "verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...",
+	.summary = "run the conformance checks on a cmdq or iova plugin; exit 0 only if all "
+		   "pass",
+	.help = "cmdq: the oracle over a grid of hostile configurations (tiny queues to force\n"
+		"wrap and queue-full, MSI on and off, one and several commands per sync, 1\n"
+		"and 2 CPUs). iova: every check of the conformance suite. Prints pass or fail\n"
+		"per check with the first counterexample.",
+	.opts =
+	    {
+		[VERIFY_OPT_SET] = {"set", 0, "SECTION.KEY=VALUE",
+				    "set a key as `run --set` does (NAME.KEY or "
+				    "plugin.NAME.KEY for the plugin's own); the grid's keys "
+				    "are the grid's"},
+	    },
+	.n_opts = VERIFY_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "every check passed"},
+		{EXIT_TRIALS_FAILED, "some check failed"},
+		{EXIT_USAGE, "bad input (command line, --set or plugin)"},
+	    },
+    },
+    {
+	.name = "probe",
+	.fn = cmd_probe,
+	.usage = "probe [--out FILE.csv] [--cpus N] [--rounds N] [--matrix transfer|pingpong]",
+	.summary = "measure this machine (core-to-core latency of every CPU pair, atomics, the "
+		   "timer) and write a topology file for the sim",
+	.help = "Measure the core-to-core latency of every pair of allowed CPUs, uncontended\n"
+		"and contended atomics and the timer, print them and write a topology file\n"
+		"the sim loads as [machine] topology.",
+	.opts =
+	    {
+		[PROBE_OPT_OUT] = {"out", 0, "FILE.csv",
+				   "the topology file to write (default: probe-<host>.csv)"},
+		[PROBE_OPT_CPUS] = {"cpus", 0, "N", "measure at most N CPUs (N >= 2)"},
+		[PROBE_OPT_ROUNDS] = {"rounds", 0, "N", "measurement rounds per pair (N >= 1)"},
+		[PROBE_OPT_MATRIX] = {"matrix", 0, "transfer|pingpong",
+				      "what the topology file holds: one isolated miss "
+				      "served from the other core's cache (transfer, the "
+				      "default: what the sim prices a miss at) or the CAS "
+				      "ping-pong one-way latency (as configs/topologies/ were "
+				      "measured); both are printed"},
+	    },
+	.n_opts = PROBE_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "measured and written"},
+		{EXIT_TRIALS_FAILED, "the measurement failed"},
+		{EXIT_USAGE,
+		 "bad input (command line, fewer than 2 CPUs, or the file cannot be written)"},
+	    },
+    },
+    {
+	.name = "calibrate",
+	.fn = cmd_calibrate,
+	.usage = "calibrate RESULTS_DIR DATA.csv [--tolerance PCT]",
+	.summary = "compare a micro-workload run with measured ns per op, point by point; "
+		   "exit 0 only if all within PCT%",
+	.help = "Compare a run of the micro workload with the same primitives measured on a\n"
+		"machine: per op and CPU count, the run's per-thread ns per op (cpus /\n"
+		"ops_per_sec), the measured Nanos/Op and the relative error (run - measured)\n"
+		"/ measured. The table also goes to RESULTS_DIR/calibration.csv. Points with\n"
+		"2 or more CPUs are judged against PCT percent; 1 CPU is shown only\n"
+		"(atomic_ns is set from it). For example:\n"
+		"  iommulab run configs/calibrate-graviton2.ini --out results/cal\n"
+		"  iommulab calibrate results/cal configs/calibration/graviton2-atomics.csv",
+	.opts =
+	    {
+		[CALIBRATE_OPT_TOLERANCE] = {"tolerance", 0, "PCT",
+					     "the largest error in percent a judged "
+					     "point may have (default 25)"},
+	    },
+	.n_opts = CALIBRATE_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "every judged point within the tolerance"},
+		{EXIT_TRIALS_FAILED, "some judged point misses"},
+		{EXIT_USAGE, "bad input (command line, results dir or data file)"},
+	    },
+    },
+    {
+	.name = "help",
+	.fn = cmd_help,
+	.usage = "help [COMMAND]",
+	.summary = "the commands (this list), or one command's usage, options and exit "
+		   "status",
+	.help = "Without COMMAND, list the commands; with it, print its usage, options and\n"
+		"exit statuses (as `iommulab COMMAND --help` does).",
+	.n_opts = 0,
+	.exits =
+	    {
+		{EXIT_OK, "printed"},
+		{EXIT_USAGE, "bad input (no such command)"},
+	    },
+    },
+};
+
+const size_t cli_n_commands = sizeof(cli_commands) / sizeof(cli_commands[0]);
+
+const struct cli_command cli_global = {
+    .name = "iommulab",
+    .usage = "[--plugin-dir DIR]... [--plugin FILE.so]... COMMAND [ARGS]",
+    .summary = "an arena for SMMUv3 command-queue strategies and IOVA cache policies",
+    .help = "Plugins are searched in --plugin files, --plugin-dir directories, then\n"
+	    "$IOMMULAB_PLUGIN_PATH (colon-separated), then the built-in directory.",
+    .opts =
+	{
+	    [GLOBAL_OPT_PLUGIN_DIR] = {"plugin-dir", 0, "DIR",
+				       "search DIR for <kind>-<name>.so plugins (repeat for "
+				       "more; searched in order)"},
+	    [GLOBAL_OPT_PLUGIN] = {"plugin", 0, "FILE.so",
+				   "load this plugin file (repeat for "
+				   "more)"},
+	    [GLOBAL_OPT_VERSION] = {"version", 0, NULL,
+				    "print the version and the plugin ABI and exit"},
+	},
+    .n_opts = GLOBAL_N_OPTS,
+    .exits =
+	{
+	    {EXIT_OK, "all good"},
+	    {EXIT_TRIALS_FAILED, "the run happened but some trials (or verify checks, or "
+				 "calibration points) failed"},
+	    {EXIT_USAGE, "bad input (command line, scenario, plugin, data file)"},
+	    {EXIT_INTERRUPTED, "interrupted (finished trials are kept)"},
+	},
+};
+
+const struct cli_command *cli_find_command(const char *name)
+{
+	for (size_t i = 0; i < cli_n_commands; i++)
+		if (!strcmp(cli_commands[i].name, name))
+			return &cli_commands[i];
+	return NULL;
+}
+
+/* iommulab help [COMMAND]: the overview, or one command's help. */
+int cmd_help(int argc, char **argv, struct cli_common *c)
+{
+	struct cli_parser p;
+	const struct cli_command *cmd;
+	int o;
+
+	cli_parser_init(&p, c->cmd, argc, argv);
+	while ((o = cli_next_opt(&p)) >= 0)
+		;
+	if (o == CLI_OPT_EXIT)
+		return p.status;
+	if (optind == argc) {
+		cli_print_overview(stdout);
+		return EXIT_OK;
+	}
+	if (optind + 1 < argc)
+		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 1]);
+	cmd = cli_find_command(argv[optind]);
+	if (!cmd)
+		return cli_usage_error(c->cmd, "unknown command '%s'", argv[optind]);
+	cli_print_help(stdout, cmd);
+	return EXIT_OK;
+}
