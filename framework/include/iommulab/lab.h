@@ -111,6 +111,7 @@ struct lab_cpu {
 
 /* ---- time ------------------------------------------------------------------------------ */
 
+/* The raw counter of clk's source (host code; a plugin uses lab_now()). */
 static inline uint64_t lab_read_counter(const struct lab_clock *clk)
 {
 #if defined(__x86_64__)
@@ -349,6 +350,7 @@ struct lab_spinlock {
 	uint32_t owner; /* ticket now holding the lock */
 };
 
+/* Take the lock, waiting in ticket order (zeroed memory is an unlocked lock). */
 static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 {
 	uint32_t ticket = lab_fetch_add32(&l->next, 1, LAB_RELAXED);
@@ -356,12 +358,14 @@ static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 	LAB_COND_LOAD32(c, &l->owner, v, v == ticket, LAB_ACQUIRE);
 }
 
+/* Take the lock if it is free now; true if taken. */
 static inline bool lab_spin_trylock(struct lab_spinlock *l)
 {
 	uint32_t owner = lab_load32(&l->owner, LAB_RELAXED);
 	return lab_cas32(&l->next, owner, owner + 1, LAB_ACQUIRE) == owner;
 }
 
+/* Release the lock to the next ticket. */
 static inline void lab_spin_unlock(struct lab_spinlock *l)
 {
 	/* Only the holder writes owner, so a relaxed read of it is exact. */
@@ -376,6 +380,7 @@ static inline void *lab_alloc(const struct lab_host *h, size_t size)
 	return h->alloc(h, size);
 }
 
+/* Free lab_alloc() memory; NULL is fine. */
 static inline void lab_free(const struct lab_host *h, void *p)
 {
 	h->free(h, p);
