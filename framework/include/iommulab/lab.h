@@ -17,8 +17,8 @@
  *    call to a lab_sim_*() function (lab_sim.h, included only then) that the iommulab
  *    executable exports (it is linked with --export-dynamic), so the sim engine can price it
  *    and switch virtual CPUs there. Each function below is written once, with both bodies;
- *    the atomics are made from one table (LAB_ATOMICS) for both. A
- *    drop-in plugin is built for the sim with one command:
+ *    the atomics are made from one table (LAB_ATOMICS) for both. A drop-in plugin is built
+ *    for the sim with one command:
  *	cc -shared -fPIC -O2 -DLAB_ENGINE_SIM -I<prefix>/include foo.c -o cmdq-foo.sim.so
  *    The descriptor, ops and counters are the same in both builds.
  *  - host code built natively that runs on the sim's virtual CPUs (the device model, the
