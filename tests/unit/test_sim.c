@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,66 @@ Test(sim_ctx, ping_pong, .timeout = 10)
 		sim_ctx_switch(&main_ctx, &co_ctx);
 	cr_assert_eq(co_steps, 3000);
 	sim_ctx_free(&co_ctx);
+}
+
+/* ---- the binding: lab.h's atomics table against the sim's implementation --------------- */
+
+/*
+ * Every row of LAB_ATOMICS at both widths: this file's lab_* are the sim binding (outside a
+ * simulation lab_sim_*() does the plain operation), the row's native expression is what the
+ * native binding compiles to. Both must find and leave the same values. The checks are
+ * blocks, not statements: the table puts its rows side by side.
+ */
+static const uint64_t binding_samples[] = {
+    0, 1, 2, 0x80000000u, 0xffffffffu, 0x123456789abcdef0ull, UINT64_MAX};
+
+#define BINDING_CHECK(N, shape, name, kind, native) BINDING_CHECK_##shape(N, name, native)
+#define BINDING_CHECK_LOAD(N, name, native)                                                        \
+	{                                                                                          \
+		uint##N##_t a = (uint##N##_t)x, *p = &a;                                           \
+		enum lab_order o = LAB_ACQUIRE;                                                    \
+		uint##N##_t want = native;                                                         \
+		cr_expect_eq(lab_##name##N(&a, o), want, "lab_" #name #N "(%#" PRIx64 ")", x);     \
+	}
+#define BINDING_CHECK_STORE(N, name, native)                                                       \
+	{                                                                                          \
+		uint##N##_t a = (uint##N##_t)x, b = a, v = (uint##N##_t)y, *p = &a;                \
+		enum lab_order o = LAB_RELEASE;                                                    \
+		native;                                                                            \
+		lab_##name##N(&b, v, o);                                                           \
+		cr_expect_eq(b, a, "lab_" #name #N "(%#" PRIx64 ", %#" PRIx64 ")", x, y);          \
+	}
+#define BINDING_CHECK_CAS(N, name, native)                                                         \
+	{                                                                                          \
+		uint##N##_t a = (uint##N##_t)x, b = a, *p = &a;                                    \
+		uint##N##_t old = (uint##N##_t)z, new_ = (uint##N##_t)y;                           \
+		enum lab_order o = LAB_ACQ_REL;                                                    \
+		uint##N##_t want = native, got = lab_##name##N(&b, old, new_, o);                  \
+		cr_expect(got == want && b == a,                                                   \
+			  "lab_" #name #N "(%#" PRIx64 ", old %#" PRIx64 ", new %#" PRIx64 ")", x, \
+			  z, y);                                                                   \
+	}
+#define BINDING_CHECK_RMW(N, name, native)                                                         \
+	{                                                                                          \
+		uint##N##_t a = (uint##N##_t)x, b = a, v = (uint##N##_t)y, *p = &a;                \
+		enum lab_order o = LAB_SEQ_CST;                                                    \
+		uint##N##_t want = native, got = lab_##name##N(&b, v, o);                          \
+		cr_expect(got == want && b == a, "lab_" #name #N "(%#" PRIx64 ", %#" PRIx64 ")",   \
+			  x, y);                                                                   \
+	}
+#define BINDING_CHECK_WIDTH(N) LAB_ATOMICS(BINDING_CHECK, N)
+
+Test(sim_binding, every_atomic_matches_its_native_row)
+{
+	size_t n = sizeof(binding_samples) / sizeof(binding_samples[0]);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++)
+			for (size_t k = 0; k < n; k++) {
+				uint64_t x = binding_samples[i], y = binding_samples[j];
+				uint64_t z = binding_samples[k];
+				LAB_ATOMIC_WIDTHS(BINDING_CHECK_WIDTH)
+			}
 }
 
 /* ---- a small harness: one op function, N virtual CPUs ------------------------------------ */

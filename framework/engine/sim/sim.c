@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <iommulab/lab_sim.h>
+
 #include "engine/cpu_loop.h"
 #include "engine/host.h"
 #include "engine/sim/ctx.h"
@@ -775,7 +777,7 @@ static void wake_line(struct sim *s, struct sim_line *l, uint64_t now)
 	}
 }
 
-/* ---- what sim-built plugins call (lab.h, LAB_ENGINE_SIM) ------------------------------------ */
+/* ---- what sim-built plugins call (lab_sim.h, through lab.h under LAB_ENGINE_SIM) ----------- */
 
 static inline struct sim_cpu *running(struct sim *s)
 {
@@ -943,8 +945,8 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 		return old;                                                                        \
 	}
 
-SIM_DEFINE_ACCESS(32)
-SIM_DEFINE_ACCESS(64)
+/* The widths lab.h's atomics table is made for: one load, store and rmw entry each. */
+LAB_ATOMIC_WIDTHS(SIM_DEFINE_ACCESS)
 
 /* ---- the virtual clock seen by natively built host code ------------------------------------- */
 

@@ -14,9 +14,11 @@
  *  - native (default): everything below is inline C11 atomics and the cycle counter.
  *  - sim (-DLAB_ENGINE_SIM, the build `plugins/meson.build` makes as <kind>-<name>.sim.so):
  *    every shared-memory operation, fence, lab_now(), lab_delay_ns() and spin-wait becomes a
- *    call to a lab_sim_*() function that the iommulab executable exports (it is linked with
- *    --export-dynamic), so the sim engine can price it and switch virtual CPUs there. A
- *    drop-in plugin is built for the sim with one command:
+ *    call to a lab_sim_*() function (lab_sim.h, included only then) that the iommulab
+ *    executable exports (it is linked with --export-dynamic), so the sim engine can price it
+ *    and switch virtual CPUs there. Each function below is written once, with both bodies;
+ *    the atomics are made from one table (LAB_ATOMICS) for both. A drop-in plugin is built
+ *    for the sim with one command:
  *	cc -shared -fPIC -O2 -DLAB_ENGINE_SIM -I<prefix>/include foo.c -o cmdq-foo.sim.so
  *    The descriptor, ops and counters are the same in both builds.
  *  - host code built natively that runs on the sim's virtual CPUs (the device model, the
@@ -42,8 +44,11 @@
 #include <time.h>
 
 #include "plugin.h"
+#ifdef LAB_ENGINE_SIM
+#include "lab_sim.h" /* the functions the sim binding calls */
+#endif
 
-#define LAB_CACHE_LINE 64 /* allocation alignment; pad per-CPU data to this */
+#define LAB_CACHE_LINE	  64 /* allocation alignment; pad per-CPU data to this */
 #define LAB_CACHE_ALIGNED __attribute__((aligned(LAB_CACHE_LINE)))
 
 /* Memory orders, the C11 ones. */
@@ -78,9 +83,9 @@ enum lab_clock_source {
 };
 
 struct lab_clock {
-	uint32_t source;     /* enum lab_clock_source */
-	uint64_t base;	     /* counter value at time 0 */
-	double ns_per_tick;  /* calibrated */
+	uint32_t source;    /* enum lab_clock_source */
+	uint64_t base;	    /* counter value at time 0 */
+	double ns_per_tick; /* calibrated */
 	/* LAB_CLOCK_SIM only, NULL otherwise (appended): the running virtual CPU's time in ns,
 	 * and local work that advances it. Used by natively built host code under the sim. */
 	uint64_t (*sim_now)(const struct lab_clock *clk);
@@ -92,20 +97,21 @@ struct lab_clock {
  * otherwise only uses it through the wrappers (the layout is part of the ABI major).
  */
 struct lab_cpu {
-	uint32_t id;	   /* 0 .. ncpus-1, this CPU's index in the trial (smp_processor_id()) */
-	uint32_t ncpus;	   /* number of CPUs in the trial (num_online_cpus()) */
+	uint32_t id;	/* 0 .. ncpus-1, this CPU's index in the trial (smp_processor_id()) */
+	uint32_t ncpus; /* number of CPUs in the trial (num_online_cpus()) */
 	const struct lab_host *host;
 	const struct lab_clock *clock;
-	uint64_t *counters;	 /* this CPU's slots for the plugin's counters */
-	uint32_t phase;		 /* current phase (0 = outside the plugin); read by the watchdog */
-	uint32_t phases_on;	 /* 0: lab_phase() is a no-op (scenario phases = off) */
-	uint64_t phase_start;	 /* lab_now() when the current phase began */
+	uint64_t *counters;   /* this CPU's slots for the plugin's counters */
+	uint32_t phase;	      /* current phase (0 = outside the plugin); read by the watchdog */
+	uint32_t phases_on;   /* 0: lab_phase() is a no-op (scenario phases = off) */
+	uint64_t phase_start; /* lab_now() when the current phase began */
 	uint64_t phase_ns[LAB_MAX_PHASES]; /* time spent per phase, summed */
-	void *host_priv;	 /* host-private per-CPU data */
+	void *host_priv;		   /* host-private per-CPU data */
 };
 
 /* ---- time ------------------------------------------------------------------------------ */
 
+/* The raw counter of clk's source (host code; a plugin uses lab_now()). */
 static inline uint64_t lab_read_counter(const struct lab_clock *clk)
 {
 #if defined(__x86_64__)
@@ -138,151 +144,23 @@ static inline uint64_t lab_clock_ns(const struct lab_clock *clk)
 	return (uint64_t)((double)(t - clk->base) * clk->ns_per_tick);
 }
 
-/*
- * The sim binding (declared in both builds, called only by the sim build): declarations of what the executable exports (framework/sim/sim_mem.c).
- * The memory order is passed along; the sim executes every access sequentially consistent.
- * rmw: op is enum lab_sim_rmw; for LAB_SIM_CAS a is the expected and b the new value; every
- * rmw returns the value found.
- */
-enum lab_sim_rmw {
-	LAB_SIM_CAS = 0,
-	LAB_SIM_XCHG,
-	LAB_SIM_ADD,
-	LAB_SIM_SUB,
-	LAB_SIM_AND,
-	LAB_SIM_ANDNOT,
-	LAB_SIM_OR,
-	LAB_SIM_XOR,
-};
+/* ---- the engine binding: time and local work ------------------------------------------- */
 
-#define LAB_SIM_API __attribute__((visibility("default")))
-LAB_SIM_API uint64_t lab_sim_now(const struct lab_cpu *c);
-LAB_SIM_API void lab_sim_delay(struct lab_cpu *c, uint64_t ns);
-LAB_SIM_API uint32_t lab_sim_load32(const uint32_t *p, int o);
-LAB_SIM_API uint64_t lab_sim_load64(const uint64_t *p, int o);
-LAB_SIM_API void lab_sim_store32(uint32_t *p, uint32_t v, int o);
-LAB_SIM_API void lab_sim_store64(uint64_t *p, uint64_t v, int o);
-LAB_SIM_API uint32_t lab_sim_rmw32(uint32_t *p, int op, uint32_t a, uint32_t b, int o);
-LAB_SIM_API uint64_t lab_sim_rmw64(uint64_t *p, int op, uint64_t a, uint64_t b, int o);
-LAB_SIM_API void lab_sim_fence(int o);
-/* Park the calling CPU on p's line until the line is written (seen: the value just read). */
-LAB_SIM_API void lab_sim_park32(struct lab_cpu *c, const uint32_t *p, uint32_t seen);
-LAB_SIM_API void lab_sim_park64(struct lab_cpu *c, const uint64_t *p, uint64_t seen);
-/* lab_spin_wait(): NULL polls (an MMIO register): time moves by the machine's poll interval. */
-LAB_SIM_API void lab_sim_spin_wait(struct lab_cpu *c, const void *watched);
-
+/* Nanoseconds since the trial's start on the calling CPU's clock (virtual time in the sim). */
+static inline uint64_t lab_now(const struct lab_cpu *c)
+{
 #ifdef LAB_ENGINE_SIM
-
-static inline uint64_t lab_now(const struct lab_cpu *c)
-{
 	return lab_sim_now(c);
-}
-
-static inline void lab_cpu_relax(void)
-{
-}
-
-static inline void lab_delay_ns(struct lab_cpu *c, uint64_t ns)
-{
-	lab_sim_delay(c, ns);
-}
-
-#define LAB_DEFINE_ATOMICS(bits)                                                                   \
-	static inline uint##bits##_t lab_load##bits(const uint##bits##_t *p, enum lab_order o)    \
-	{                                                                                          \
-		return lab_sim_load##bits(p, (int)o);                                              \
-	}                                                                                          \
-	static inline void lab_store##bits(uint##bits##_t *p, uint##bits##_t v, enum lab_order o) \
-	{                                                                                          \
-		lab_sim_store##bits(p, v, (int)o);                                                 \
-	}                                                                                          \
-	static inline uint##bits##_t lab_cas##bits(uint##bits##_t *p, uint##bits##_t old,        \
-						    uint##bits##_t new_, enum lab_order o)        \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_CAS, old, new_, (int)o);                       \
-	}                                                                                          \
-	static inline uint##bits##_t lab_xchg##bits(uint##bits##_t *p, uint##bits##_t v,          \
-						     enum lab_order o)                             \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_XCHG, v, 0, (int)o);                           \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_add##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_ADD, v, 0, (int)o);                            \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_sub##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_SUB, v, 0, (int)o);                            \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_and##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_AND, v, 0, (int)o);                            \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_andnot##bits(uint##bits##_t *p, uint##bits##_t v,  \
-							     enum lab_order o)                     \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_ANDNOT, v, 0, (int)o);                         \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_or##bits(uint##bits##_t *p, uint##bits##_t v,      \
-							 enum lab_order o)                         \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_OR, v, 0, (int)o);                             \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_xor##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return lab_sim_rmw##bits(p, LAB_SIM_XOR, v, 0, (int)o);                            \
-	}
-
-LAB_DEFINE_ATOMICS(32)
-LAB_DEFINE_ATOMICS(64)
-#undef LAB_DEFINE_ATOMICS
-
-static inline void lab_fence(enum lab_order o)
-{
-	lab_sim_fence((int)o);
-}
-
-static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
-{
-	lab_sim_spin_wait(c, watched);
-}
-
-/* As below, but the CPU sleeps on the line instead of spinning: waiting costs no host time. */
-#define LAB_COND_LOAD32(c, ptr, var, cond, order)                                                 \
-	do {                                                                                       \
-		for (;;) {                                                                         \
-			(var) = lab_load32((ptr), (order));                                        \
-			if (cond)                                                                  \
-				break;                                                             \
-			lab_sim_park32((c), (ptr), (var));                                         \
-		}                                                                                  \
-	} while (0)
-
-#define LAB_COND_LOAD64(c, ptr, var, cond, order)                                                 \
-	do {                                                                                       \
-		for (;;) {                                                                         \
-			(var) = lab_load64((ptr), (order));                                        \
-			if (cond)                                                                  \
-				break;                                                             \
-			lab_sim_park64((c), (ptr), (var));                                         \
-		}                                                                                  \
-	} while (0)
-
-#else /* native */
-
-static inline uint64_t lab_now(const struct lab_cpu *c)
-{
+#else
 	return lab_clock_ns(c->clock);
+#endif
 }
 
-/* The spin-loop hint (cpu_relax()). */
+/* The spin-loop hint (cpu_relax()); nothing in the sim, where a wait parks the CPU. */
 static inline void lab_cpu_relax(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(LAB_ENGINE_SIM)
+#elif defined(__x86_64__) || defined(__i386__)
 	__asm__ __volatile__("pause" ::: "memory");
 #elif defined(__aarch64__)
 	__asm__ __volatile__("yield" ::: "memory");
@@ -294,6 +172,9 @@ static inline void lab_cpu_relax(void)
 /* Spend ns of CPU-local work (ndelay(), or the work a driver does between calls). */
 static inline void lab_delay_ns(struct lab_cpu *c, uint64_t ns)
 {
+#ifdef LAB_ENGINE_SIM
+	lab_sim_delay(c, ns);
+#else
 	if (!ns)
 		return;
 	if (c->clock->source == LAB_CLOCK_SIM) {
@@ -304,75 +185,117 @@ static inline void lab_delay_ns(struct lab_cpu *c, uint64_t ns)
 	uint64_t end = lab_now(c) + ns;
 	while (lab_now(c) < end)
 		lab_cpu_relax();
+#endif
 }
 
 /* ---- atomics on shared words ---------------------------------------------------------- */
 
-#define LAB_DEFINE_ATOMICS(bits)                                                                   \
-	static inline uint##bits##_t lab_load##bits(const uint##bits##_t *p, enum lab_order o)    \
+/*
+ * For N = 32 and 64, on a uintN_t word p (every one takes its memory order o last):
+ *	uintN_t lab_loadN(const uintN_t *p, o)           the value of *p
+ *	void    lab_storeN(uintN_t *p, uintN_t v, o)     *p = v
+ *	uintN_t lab_casN(uintN_t *p, uintN_t old, uintN_t new_, o)
+ *		compare-and-swap: returns the value found (== old on success)
+ *	uintN_t lab_xchgN(uintN_t *p, uintN_t v, o)      and lab_fetch_addN, lab_fetch_subN,
+ *		lab_fetch_andN, lab_fetch_andnotN, lab_fetch_orN, lab_fetch_xorN: apply v to *p,
+ *		return the value found before
+ * e.g. lab_fetch_add32(&l->next, 1, LAB_RELAXED), lab_cas64(&q->word, old, new_, LAB_ACQUIRE).
+ *
+ * They are made from the one table below, so both bindings have the same set: natively each
+ * is the row's C11 __atomic expression, inline (the instructions <stdatomic.h> would emit);
+ * under LAB_ENGINE_SIM each calls lab_sim_load/store/rmw (lab_sim.h), rmws with the row's kind.
+ * A row: X(N, shape, name, sim rmw kind, native expression over the arguments p, v|old+new_, o).
+ */
+#define LAB_ATOMIC_WIDTHS(X) X(32) X(64)
+
+#define LAB_ATOMICS(X, N)                                                                          \
+	X(N, LOAD, load, NONE, __atomic_load_n(p, o))		      /* *p */                     \
+	X(N, STORE, store, NONE, __atomic_store_n(p, v, o))	      /* *p = v */                 \
+	X(N, CAS, cas, CAS, lab_native_cas##N(p, old, new_, o))	      /* *p == old ? *p = new_ */  \
+	X(N, RMW, xchg, XCHG, __atomic_exchange_n(p, v, o))	      /* *p = v, swapping */       \
+	X(N, RMW, fetch_add, ADD, __atomic_fetch_add(p, v, o))	      /* *p += v */                \
+	X(N, RMW, fetch_sub, SUB, __atomic_fetch_sub(p, v, o))	      /* *p -= v */                \
+	X(N, RMW, fetch_and, AND, __atomic_fetch_and(p, v, o))	      /* *p &= v */                \
+	X(N, RMW, fetch_andnot, ANDNOT, __atomic_fetch_and(p, ~v, o)) /* atomic_fetch_andnot() */  \
+	X(N, RMW, fetch_or, OR, __atomic_fetch_or(p, v, o))	      /* *p |= v */                \
+	X(N, RMW, fetch_xor, XOR, __atomic_fetch_xor(p, v, o))	      /* *p ^= v */
+
+/*
+ * The native CAS. C11's failure order may be neither release nor stronger than the success
+ * order. Defined in both builds (unused in the sim's), so a test can run every row natively.
+ */
+#define LAB_DEFINE_NATIVE_CAS(N)                                                                   \
+	static inline uint##N##_t lab_native_cas##N(uint##N##_t *p, uint##N##_t old,               \
+						    uint##N##_t new_, enum lab_order o)            \
 	{                                                                                          \
-		return __atomic_load_n(p, (int)o);                                                 \
-	}                                                                                          \
-	static inline void lab_store##bits(uint##bits##_t *p, uint##bits##_t v, enum lab_order o) \
-	{                                                                                          \
-		__atomic_store_n(p, v, (int)o);                                                    \
-	}                                                                                          \
-	/* Compare-and-swap; returns the value found (== old on success). */                     \
-	static inline uint##bits##_t lab_cas##bits(uint##bits##_t *p, uint##bits##_t old,        \
-						    uint##bits##_t new_, enum lab_order o)        \
-	{                                                                                          \
-		int fail = o == LAB_ACQ_REL ? __ATOMIC_ACQUIRE                                     \
+		int fail = o == LAB_ACQ_REL   ? __ATOMIC_ACQUIRE                                   \
 			   : o == LAB_RELEASE ? __ATOMIC_RELAXED                                   \
 					      : (int)o;                                            \
 		__atomic_compare_exchange_n(p, &old, new_, false, (int)o, fail);                   \
 		return old;                                                                        \
-	}                                                                                          \
-	static inline uint##bits##_t lab_xchg##bits(uint##bits##_t *p, uint##bits##_t v,          \
-						     enum lab_order o)                             \
-	{                                                                                          \
-		return __atomic_exchange_n(p, v, (int)o);                                          \
-	}                                                                                          \
-	/* fetch_OP: returns the old value. */                                                    \
-	static inline uint##bits##_t lab_fetch_add##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return __atomic_fetch_add(p, v, (int)o);                                           \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_sub##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return __atomic_fetch_sub(p, v, (int)o);                                           \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_and##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return __atomic_fetch_and(p, v, (int)o);                                           \
-	}                                                                                          \
-	/* atomic_fetch_andnot(): clears the bits of v. */                                        \
-	static inline uint##bits##_t lab_fetch_andnot##bits(uint##bits##_t *p, uint##bits##_t v,  \
-							     enum lab_order o)                     \
-	{                                                                                          \
-		return __atomic_fetch_and(p, (uint##bits##_t)~v, (int)o);                          \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_or##bits(uint##bits##_t *p, uint##bits##_t v,      \
-							 enum lab_order o)                         \
-	{                                                                                          \
-		return __atomic_fetch_or(p, v, (int)o);                                            \
-	}                                                                                          \
-	static inline uint##bits##_t lab_fetch_xor##bits(uint##bits##_t *p, uint##bits##_t v,     \
-							  enum lab_order o)                        \
-	{                                                                                          \
-		return __atomic_fetch_xor(p, v, (int)o);                                           \
 	}
+LAB_ATOMIC_WIDTHS(LAB_DEFINE_NATIVE_CAS)
+#undef LAB_DEFINE_NATIVE_CAS
 
-LAB_DEFINE_ATOMICS(32)
-LAB_DEFINE_ATOMICS(64)
+#ifndef LAB_ENGINE_SIM
+/* Natively an atomic is its row's expression. */
+#define LAB_BIND(N, shape, kind, native) native
+#else
+/* Under the sim an atomic is a call into the engine; the expression is not used. */
+#define LAB_BIND(N, shape, kind, native) LAB_BIND_SIM_##shape(N, kind)
+#define LAB_BIND_SIM_LOAD(N, kind)	 lab_sim_load##N(p, (int)o)
+#define LAB_BIND_SIM_STORE(N, kind)	 lab_sim_store##N(p, v, (int)o)
+#define LAB_BIND_SIM_CAS(N, kind)	 lab_sim_rmw##N(p, LAB_SIM_##kind, old, new_, (int)o)
+#define LAB_BIND_SIM_RMW(N, kind)	 lab_sim_rmw##N(p, LAB_SIM_##kind, v, 0, (int)o)
+#endif
+
+/* One shape per signature; the row's name becomes lab_<name><N>. */
+#define LAB_DEFINE_LOAD(N, name, kind, native)                                                     \
+	static inline uint##N##_t lab_##name##N(const uint##N##_t *p, enum lab_order o)            \
+	{                                                                                          \
+		return LAB_BIND(N, LOAD, kind, native);                                            \
+	}
+#define LAB_DEFINE_STORE(N, name, kind, native)                                                    \
+	static inline void lab_##name##N(uint##N##_t *p, uint##N##_t v, enum lab_order o)          \
+	{                                                                                          \
+		LAB_BIND(N, STORE, kind, native);                                                  \
+	}
+#define LAB_DEFINE_CAS(N, name, kind, native)                                                      \
+	static inline uint##N##_t lab_##name##N(uint##N##_t *p, uint##N##_t old, uint##N##_t new_, \
+						enum lab_order o)                                  \
+	{                                                                                          \
+		return LAB_BIND(N, CAS, kind, native);                                             \
+	}
+#define LAB_DEFINE_RMW(N, name, kind, native)                                                      \
+	static inline uint##N##_t lab_##name##N(uint##N##_t *p, uint##N##_t v, enum lab_order o)   \
+	{                                                                                          \
+		return LAB_BIND(N, RMW, kind, native);                                             \
+	}
+#define LAB_DEFINE_ATOMIC(N, shape, name, kind, native) LAB_DEFINE_##shape(N, name, kind, native)
+#define LAB_DEFINE_ATOMICS(N)				LAB_ATOMICS(LAB_DEFINE_ATOMIC, N)
+
+LAB_ATOMIC_WIDTHS(LAB_DEFINE_ATOMICS)
+
 #undef LAB_DEFINE_ATOMICS
+#undef LAB_DEFINE_ATOMIC
+#undef LAB_DEFINE_RMW
+#undef LAB_DEFINE_CAS
+#undef LAB_DEFINE_STORE
+#undef LAB_DEFINE_LOAD
+#undef LAB_BIND_SIM_RMW
+#undef LAB_BIND_SIM_CAS
+#undef LAB_BIND_SIM_STORE
+#undef LAB_BIND_SIM_LOAD
+#undef LAB_BIND
 
 /* A standalone fence (dma_wmb() is lab_fence(LAB_RELEASE), smp_mb() is LAB_SEQ_CST). */
 static inline void lab_fence(enum lab_order o)
 {
+#ifdef LAB_ENGINE_SIM
+	lab_sim_fence((int)o);
+#else
 	__atomic_thread_fence((int)o);
+#endif
 }
 
 /* ---- waiting ----------------------------------------------------------------------------- */
@@ -383,9 +306,13 @@ static inline void lab_fence(enum lab_order o)
  */
 static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
 {
+#ifdef LAB_ENGINE_SIM
+	lab_sim_spin_wait(c, watched);
+#else
 	(void)watched; /* the sim engine parks the CPU on this line */
 	lab_cpu_relax();
 	c->host->spin(c);
+#endif
 }
 
 /*
@@ -394,28 +321,27 @@ static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
  * true. var holds the value that satisfied cond afterwards. Example, waiting for a hand-off:
  *	uint32_t v;
  *	LAB_COND_LOAD32(c, &q->owner_prod, v, v == my_prod, LAB_RELAXED);
+ * LAB_COND_LOAD64 is the same on a uint64_t.
  */
-#define LAB_COND_LOAD32(c, ptr, var, cond, order)                                                 \
+#define LAB_COND_LOAD32(c, ptr, var, cond, order) LAB_COND_LOAD(32, c, ptr, var, cond, order)
+#define LAB_COND_LOAD64(c, ptr, var, cond, order) LAB_COND_LOAD(64, c, ptr, var, cond, order)
+
+#ifdef LAB_ENGINE_SIM
+/* The CPU sleeps on the line instead of spinning: waiting costs no host time. */
+#define LAB_COND_WAIT(N, c, ptr, var) lab_sim_park##N((c), (ptr), (var))
+#else
+#define LAB_COND_WAIT(N, c, ptr, var) lab_spin_wait((c), (ptr))
+#endif
+
+#define LAB_COND_LOAD(N, c, ptr, var, cond, order)                                                 \
 	do {                                                                                       \
 		for (;;) {                                                                         \
-			(var) = lab_load32((ptr), (order));                                        \
+			(var) = lab_load##N((ptr), (order));                                       \
 			if (cond)                                                                  \
 				break;                                                             \
-			lab_spin_wait((c), (ptr));                                                 \
+			LAB_COND_WAIT(N, (c), (ptr), (var));                                       \
 		}                                                                                  \
 	} while (0)
-
-#define LAB_COND_LOAD64(c, ptr, var, cond, order)                                                 \
-	do {                                                                                       \
-		for (;;) {                                                                         \
-			(var) = lab_load64((ptr), (order));                                        \
-			if (cond)                                                                  \
-				break;                                                             \
-			lab_spin_wait((c), (ptr));                                                 \
-		}                                                                                  \
-	} while (0)
-
-#endif /* LAB_ENGINE_SIM */
 
 /* ---- a ticket spinlock built on the above (for plugins that need a plain lock) --------- */
 
@@ -424,6 +350,7 @@ struct lab_spinlock {
 	uint32_t owner; /* ticket now holding the lock */
 };
 
+/* Take the lock, waiting in ticket order (zeroed memory is an unlocked lock). */
 static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 {
 	uint32_t ticket = lab_fetch_add32(&l->next, 1, LAB_RELAXED);
@@ -431,12 +358,14 @@ static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 	LAB_COND_LOAD32(c, &l->owner, v, v == ticket, LAB_ACQUIRE);
 }
 
+/* Take the lock if it is free now; true if taken. */
 static inline bool lab_spin_trylock(struct lab_spinlock *l)
 {
 	uint32_t owner = lab_load32(&l->owner, LAB_RELAXED);
 	return lab_cas32(&l->next, owner, owner + 1, LAB_ACQUIRE) == owner;
 }
 
+/* Release the lock to the next ticket. */
 static inline void lab_spin_unlock(struct lab_spinlock *l)
 {
 	/* Only the holder writes owner, so a relaxed read of it is exact. */
@@ -451,6 +380,7 @@ static inline void *lab_alloc(const struct lab_host *h, size_t size)
 	return h->alloc(h, size);
 }
 
+/* Free lab_alloc() memory; NULL is fine. */
 static inline void lab_free(const struct lab_host *h, void *p)
 {
 	h->free(h, p);
