@@ -12,8 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "device/smmu.h"
 #include "engine/native.h"
 #include "params/params.h"
+#include "results/trial.h"
+#include "scenario/scenario.h"
+#include "workload/cmdq_wl.h"
 
 /* ---- the grid ------------------------------------------------------------------------------ */
 

@@ -27,10 +27,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "device/smmu.h"
-#include "results/trial.h"
-#include "scenario/scenario.h"
-#include "workload/cmdq_wl.h"
+struct cmdq_wl;
+struct scenario_cfg;
+struct smmu_dev;
+struct trial_result;
 
 /* Enough for a tiny queue to wrap a few hundred times per CPU, short enough for 40 points. */
 #define CMDQ_CHECK_OPS_PER_CPU 3000

@@ -198,6 +198,27 @@ static size_t conf_points(struct conf_point *points, size_t max, size_t *n_confi
 
 static struct conf_point points[CONF_MAX_POINTS];
 
+/* Every file of the plugin directory loads (a refused one would drop out of the suite). */
+Test(cmdq_conformance, plugins_found, .timeout = 30)
+{
+	static const char *const expected[] = {"batched", "biglock", "cmpxchg", "mcs", "spinlock"};
+	struct plugin_registry reg = {0};
+	struct diag_list diags = {0};
+
+	cr_assert_eq(registry_add_dir(&reg, plugin_dir(), false, &diags), 0, "%s: %s", plugin_dir(),
+		     diags.n ? diags.msgs[0] : "cannot read");
+	for (size_t i = 0; i < diags.n; i++)
+		cr_expect_fail("the loader refused: %s", diags.msgs[i]);
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(expected); i++) {
+		const struct loaded_plugin *lp = registry_find(&reg, expected[i], NULL);
+
+		cr_expect(lp && lp->desc->kind == LAB_KIND_CMDQ, "no cmdq plugin %s in %s",
+			  expected[i], plugin_dir());
+	}
+	registry_free(&reg);
+	diag_clear(&diags);
+}
+
 ParameterizedTestParameters(cmdq_conformance, oracle)
 {
 	size_t n_configs, k = conf_points(points, CONF_MAX_POINTS, &n_configs);
