@@ -6,8 +6,8 @@
  */
 #include "verify/cmdq_check.h"
 
-#include <errno.h>
 #include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
