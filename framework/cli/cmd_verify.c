@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * iommulab verify -- the conformance checks on one plugin (a dropped-in .so or a name).
- * cmdq: the oracle of trial_run over a grid of hostile configurations (tiny queues to force
- * wrap and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs).
+ * cmdq: the oracle over the grid of framework/verify/cmdq_check (tiny queues to force wrap
+ * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs), the grid
+ * the conformance suite runs.
  * iova: every check of framework/verify/iova_check (the conformance suite's own code).
  * Prints pass/fail per check with the first counterexample; exit 0 only if every check passed.
  */
@@ -13,13 +14,11 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "engine/native/native.h"
 #include "params/params.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"
+#include "verify/cmdq_check.h"
 #include "verify/iova_check.h"
-
-#define VERIFY_OPS_PER_CPU 3000
 
 struct verdict {
 	const char *name;
@@ -65,8 +64,9 @@ static int write_base(const char *path, int fd, const struct lab_plugin *d)
 		return -errno;
 	}
 	fprintf(f,
-		"; iommulab verify: the base of its grid (%s)\n[scenario]\nworkload = %s\n"
-		"watchdog_ms = 2000\n[plugins]\n%s = %s\n",
+		"; iommulab verify: the base of its grid (%s), as cmdq_check_base() sets it\n"
+		"[scenario]\nworkload = %s\nengine = native\noversubscribe = allow\n"
+		"[smmu]\ndevice = inline\n[plugins]\n%s = %s\n",
 		path, kind, kind, d->name);
 	return fclose(f) ? -errno : 0;
 }
@@ -168,11 +168,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	struct plugin_registry reg = {0};
 	struct diag_list diags = {0};
 	const struct loaded_plugin *lp = NULL;
-	struct verdict v[] = {{"protocol", true, 0, ""},
-			      {"exactly_once", true, 0, ""},
-			      {"in_order", true, 0, ""},
-			      {"sync_complete", true, 0, ""},
-			      {"no_deadlock", true, 0, ""}};
+	struct verdict v[ORACLE_MAX_CHECKS] = {0};
 	const char *target = NULL;
 	void *pcfg = NULL;
 	struct scenario_cfg base = { 0 };
@@ -237,43 +233,34 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
-	uint32_t max_cpus = native_online_cpus() >= 2 ? 2 : 1;
-	static const uint32_t shifts[] = {3, 4, 8};
-	static const uint32_t cmds[] = {1, 5};
-	for (uint32_t cpus = 1; cpus <= max_cpus; cpus++)
-		for (size_t si = 0; si < LAB_ARRAY_SIZE(shifts); si++)
-			for (int msi = 1; msi >= 0; msi--)
-				for (size_t ci = 0; ci < LAB_ARRAY_SIZE(cmds); ci++) {
-					struct scenario_cfg cfg = base;
-					struct trial_result res;
-					struct oracle_report o;
-					char where[160];
-					cfg.scenario.cpus = cpus;
-					cfg.smmu.queue_shift = shifts[si];
-					cfg.smmu.msi = msi;
-					cfg.wl_cmdq.cmds_per_sync = cmds[ci];
-					cfg.wl_cmdq.think_ns = 0;
-					snprintf(where, sizeof(where),
-						 "cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u",
-						 cpus, shifts[si], msi ? "on" : "off", cmds[ci]);
-					memset(&res, 0, sizeof(res));
-					struct trial_request req = {.cfg = &cfg,
-								    .cmdq = d,
-								    .cmdq_config = pcfg,
-								    .ops_per_cpu =
-									VERIFY_OPS_PER_CPU,
-								    .oracle = true};
-					if (trial_run(&req, &res, &o)) {
-						fprintf(stderr, "iommulab verify: [%s] %s\n", where,
-							res.error);
-						goto out;
-					}
-					record(v, LAB_ARRAY_SIZE(v), &o, where);
-					fprintf(stderr, ".");
-				}
+	size_t n_points, nv;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n_points);
+	const char *const *names = cmdq_check_names(&nv);
+	for (size_t k = 0; k < nv; k++)
+		v[k] = (struct verdict){.name = names[k], .pass = true};
+	for (size_t i = 0; i < n_points; i++) {
+		struct scenario_cfg cfg = base;
+		struct trial_result res = {0};
+		struct oracle_report o;
+		char where[160];
+
+		cmdq_check_apply(&grid[i], &cfg);
+		cmdq_check_describe(&cfg, where, sizeof(where));
+		struct trial_request req = {.cfg = &cfg,
+					    .cmdq = d,
+					    .cmdq_config = pcfg,
+					    .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
+					    .oracle = true};
+		if (trial_run(&req, &res, &o)) {
+			fprintf(stderr, "iommulab verify: [%s] %s\n", where, res.error);
+			goto out;
+		}
+		record(v, nv, &o, where);
+		fprintf(stderr, ".");
+	}
 	fprintf(stderr, "\n");
 	status = EXIT_OK;
-	for (size_t k = 0; k < LAB_ARRAY_SIZE(v); k++) {
+	for (size_t k = 0; k < nv; k++) {
 		printf("  %-14s %s  (%zu runs)%s%s\n", v[k].name, v[k].pass ? "PASS" : "FAIL",
 		       v[k].runs, v[k].pass ? "" : "\n      first counterexample: ",
 		       v[k].pass ? "" : v[k].detail);

@@ -16,6 +16,7 @@
 #include "engine/host.h"
 #include "iova/slowpath.h"
 #include "run/engines.h"
+#include "verify/cmdq_check.h"
 #include "workload/cmdq_wl.h"
 #include "workload/iova_wl.h"
 #include "workload/workload.h"
@@ -314,35 +315,6 @@ static void merge(struct trial *t, struct trial_result *res)
 	}
 }
 
-static void set_check(struct oracle_report *o, const char *name, bool pass, const char *detail)
-{
-	struct oracle_check *k = &o->checks[o->n_checks++];
-
-	k->name = name;
-	k->pass = pass;
-	snprintf(k->detail, sizeof(k->detail), "%s", pass ? "" : detail);
-}
-
-static void run_oracle(struct trial *t, struct trial_result *res, struct oracle_report *o)
-{
-	char once[ORACLE_DETAIL_LEN] = "", order[ORACLE_DETAIL_LEN] = "";
-	bool exactly_once = false, in_order = false;
-	const char *viol = smmu_error(t->dev);
-	const char *sync = cmdq_wl_sync_violation(t->cwl);
-
-	memset(o, 0, sizeof(*o));
-	set_check(o, "protocol", !viol, viol);
-	if (!t->eres.hung && !viol)
-		cmdq_wl_check_trace(t->cwl, &exactly_once, once, &in_order, order, sizeof(once));
-	else
-		snprintf(once, sizeof(once), "not checked: the trial was abandoned");
-	snprintf(order, sizeof(order), "%s", order[0] ? order : once);
-	set_check(o, "exactly_once", exactly_once, once);
-	set_check(o, "in_order", in_order, order);
-	set_check(o, "sync_complete", !sync, sync);
-	set_check(o, "no_deadlock", !t->eres.hung, res->error);
-}
-
 static void judge(struct trial *t, struct trial_result *res)
 {
 	const char *viol = t->dev ? smmu_error(t->dev) : NULL;
@@ -354,8 +326,6 @@ static void judge(struct trial *t, struct trial_result *res)
 		fail(res, "%s", t->eres.why);
 	else if (err)
 		fail(res, "%s", err);
-	else if (t->req->oracle && t->cwl && cmdq_wl_sync_violation(t->cwl))
-		fail(res, "%s", cmdq_wl_sync_violation(t->cwl));
 	/* An abandoned plugin's state may be inconsistent: do not let fini walk it. */
 	t->abandoned = t->eres.hung || viol;
 }
@@ -443,7 +413,7 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 	merge(&t, res);
 	judge(&t, res);
 	if (req->oracle && oracle && t.cwl)
-		run_oracle(&t, res, oracle);
+		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, res);
 out:
 	teardown(&t, res);
 	return rc;

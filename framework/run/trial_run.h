@@ -5,13 +5,8 @@
  * fixed number of ops), watch for hangs, tear down, and merge the per-CPU samples.
  *
  * The oracle (conformance / `iommulab verify`): with req->oracle set, every command carries a
- * tag (issuing CPU, op sequence, position), the device keeps the consumption trace, and after
- * the trial the checks below are evaluated:
- *   protocol      the device saw no protocol violation (its message is the counterexample)
- *   exactly_once  every issued command was consumed exactly once
- *   in_order      each op's commands consumed contiguously, in order; each CPU's ops in order
- *   sync_complete every sync issue returned only after all of its commands were consumed
- *   no_deadlock   every CPU finished within watchdog_ms of its last progress
+ * tag and the device keeps the consumption trace; after the trial, framework/verify/cmdq_check
+ * fills the oracle_report with its checks' verdicts.
  */
 #ifndef IOMMULAB_TRIAL_RUN_H
 #define IOMMULAB_TRIAL_RUN_H
@@ -23,6 +18,7 @@
 
 #include "results/trial.h"
 #include "scenario/scenario.h"
+#include "verify/cmdq_check.h" /* struct oracle_report */
 
 struct trial_request {
 	const struct scenario_cfg *cfg;	 /* the resolved sweep point */
@@ -32,20 +28,6 @@ struct trial_request {
 	const void *iova_config;
 	uint64_t ops_per_cpu;	/* 0: time-based (warm-up + duration); N: exactly N ops per CPU */
 	bool oracle;		/* record the trace and run the checks (cmdq) */
-};
-
-#define ORACLE_MAX_CHECKS 8
-#define ORACLE_DETAIL_LEN 512
-
-struct oracle_check {
-	const char *name;
-	bool pass;
-	char detail[ORACLE_DETAIL_LEN]; /* the first counterexample when !pass */
-};
-
-struct oracle_report {
-	struct oracle_check checks[ORACLE_MAX_CHECKS];
-	uint32_t n_checks;
 };
 
 /*

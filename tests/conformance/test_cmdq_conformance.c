@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmdq conformance: every cmdq plugin the build produced (each cmdq-*.so in
- * IOMMULAB_PLUGIN_PATH but the null baseline, which consumes nothing on purpose) runs the
- * "ways" workload under trial_run()'s oracle over a grid of hostile points: 1 and 2 CPUs,
- * 8- and 16-entry queues (wrap and queue-full on nearly every op), MSI on and off, 1 and 5
- * commands per CMD_SYNC (5 + 1 fills most of a tiny queue), no think time and a little.
- * Plugins with a batching or elision switch run a second time with it flipped. Every check
- * (protocol, exactly_once, in_order, sync_complete, no_deadlock) must pass.
+ * IOMMULAB_PLUGIN_PATH but the null baseline, which consumes nothing on purpose) runs every
+ * point of framework/verify/cmdq_check's grid -- the one `iommulab verify` runs -- under its
+ * oracle. Plugins with a batching or elision switch run the grid a second time with it flipped.
+ * Every check (protocol, exactly_once, in_order, sync_complete, no_deadlock) must pass. The
+ * plugins are opened by the loader, with the checks the CLI makes.
  *
  * Then the mutants (tests/fixtures/plugins: real plugins with one bug compiled in) must each
  * be caught by the check named for their bug.
@@ -14,67 +13,36 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include <dirent.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include <iommulab/cmdq.h>
 
 #include "engine/native/native.h"
+#include "loader/loader.h"
+#include "params/params.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"
+#include "verify/cmdq_check.h"
 
-#define CONF_OPS_PER_CPU 3000
 #define CONF_NAME_LEN 64
-#define CONF_SET_LEN 48
+#define CONF_SET_LEN  48
+#define CONF_PATH_LEN 512
 
-/* One point of the grid. Plain data only: Criterion hands it to a fresh worker process. */
+/* One trial of the suite. Plain data only: Criterion hands it to a fresh worker process. */
 struct conf_point {
+	char path[CONF_PATH_LEN];
 	char plugin[CONF_NAME_LEN]; /* descriptor name = file stem after "cmdq-" */
 	char set[CONF_SET_LEN];	    /* "" or one "key=value" of the plugin's own table */
-	uint32_t cpus;
-	uint32_t shift;
-	bool msi;
-	uint32_t cmds_per_sync;
-	uint64_t think_ns;
+	size_t point;		    /* index into cmdq_check_grid() */
 };
 
-/* The framework's keys for a conformance trial; the device timings are the defaults' order. */
-static void conf_cfg(struct scenario_cfg *cfg, uint32_t cpus, uint32_t shift, bool msi,
-		     uint32_t cmds_per_sync, uint64_t think_ns)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->scenario.name = "cmdq-conformance";
-	cfg->scenario.workload = WORKLOAD_CMDQ;
-	cfg->scenario.engine = ENGINE_NATIVE;
-	cfg->scenario.cpus = cpus;
-	cfg->scenario.repeats = 1;
-	cfg->scenario.seed = 1;
-	/* meson runs suites side by side: a preempted lock holder is slow, not wrong. */
-	cfg->scenario.oversubscribe = OVERSUBSCRIBE_ALLOW;
-	cfg->scenario.phases = true;
-	cfg->scenario.watchdog_ms = 3000;
-	cfg->smmu.queue_shift = shift;
-	cfg->smmu.msi = msi;
-	cfg->smmu.device = DEVICE_INLINE;
-	cfg->smmu.tlbi_va_ns = 40;
-	cfg->smmu.tlbi_asid_ns = 200;
-	cfg->smmu.cfgi_ns = 100;
-	cfg->smmu.atc_inv_ns = 500;
-	cfg->smmu.other_ns = 40;
-	cfg->smmu.sync_ns = 300;
-	cfg->smmu.prod_write_ns = 30;
-	cfg->smmu.cons_read_ns = 60;
-	cfg->wl_cmdq.cmds_per_sync = cmds_per_sync;
-	cfg->wl_cmdq.think_ns = think_ns;
-}
-
-/* ---- plugin loading (dlopen: the loader module needs the params module, not yet here) ---- */
+/* ---- plugin loading: the loader, as `iommulab verify PATH` opens a file ----------------- */
 
 struct conf_plugin {
-	void *handle;
+	struct plugin_registry reg;
 	const struct lab_plugin *desc;
 	void *config;
 };
@@ -86,93 +54,54 @@ static const char *plugin_dir(void)
 	return dir && *dir ? dir : TEST_BUILD_ROOT "/plugins";
 }
 
-/* Parse one parameter value of the types the built plugins use into config. */
-static bool conf_param_set(const struct lab_param *p, const char *text, void *config)
-{
-	char *base = config;
-	char *end;
-
-	switch (p->type) {
-	case LAB_PARAM_BOOL: {
-		bool v = !strcmp(text, "true") || !strcmp(text, "yes") || !strcmp(text, "on") ||
-			 !strcmp(text, "1");
-		memcpy(base + p->offset, &v, sizeof(v));
-		return v || !strcmp(text, "false") || !strcmp(text, "no") || !strcmp(text, "off") ||
-		       !strcmp(text, "0");
-	}
-	case LAB_PARAM_UINT: {
-		uint64_t v = strtoull(text, &end, 0);
-		memcpy(base + p->offset, &v, sizeof(v));
-		return !*end;
-	}
-	case LAB_PARAM_INT: {
-		int64_t v = strtoll(text, &end, 0);
-		memcpy(base + p->offset, &v, sizeof(v));
-		return !*end;
-	}
-	case LAB_PARAM_DOUBLE: {
-		double v = strtod(text, &end);
-		memcpy(base + p->offset, &v, sizeof(v));
-		return !*end;
-	}
-	case LAB_PARAM_ENUM:
-		for (int i = 0; p->choices && p->choices[i]; i++)
-			if (!strcmp(p->choices[i], text)) {
-				memcpy(base + p->offset, &i, sizeof(i));
-				return true;
-			}
-		return false;
-	default:
-		return false;
-	}
-}
-
-/* Defaults, then "key=value" if set is not empty. */
+/* Defaults, then "key=value" if set is not empty (the parameter table's own parser). */
 static void conf_config(struct conf_plugin *cp, const char *set)
 {
 	const struct lab_plugin *d = cp->desc;
-	char key[CONF_SET_LEN];
+	char key[CONF_SET_LEN], err[256];
 	const char *eq = strchr(set, '=');
-	bool applied = !*set;
 
 	cp->config = calloc(1, d->config_size ? d->config_size : 1);
 	cr_assert_not_null(cp->config);
-	for (uint32_t i = 0; i < d->n_params; i++)
-		cr_assert(conf_param_set(&d->params[i], d->params[i].def, cp->config),
-			  "%s: default of %s (\"%s\") not understood", d->name, d->params[i].key,
-			  d->params[i].def);
-	if (applied)
+	cr_assert_eq(param_set_defaults(d->params, d->n_params, cp->config, err, sizeof(err)), 0,
+		     "%s: %s", d->name, err);
+	if (!*set)
 		return;
 	cr_assert_not_null(eq, "bad set \"%s\"", set);
 	snprintf(key, sizeof(key), "%.*s", (int)(eq - set), set);
-	for (uint32_t i = 0; i < d->n_params; i++)
-		if (!strcmp(d->params[i].key, key))
-			applied = conf_param_set(&d->params[i], eq + 1, cp->config);
-	cr_assert(applied, "%s: cannot set %s", d->name, set);
+	const struct lab_param *p = param_find(d->params, d->n_params, key);
+	cr_assert_not_null(p, "%s: no parameter %s", d->name, key);
+	cr_assert_eq(param_parse(p, eq + 1, cp->config, err, sizeof(err)), 0, "%s: %s", d->name,
+		     err);
 }
 
 static void conf_open(struct conf_plugin *cp, const char *path, const char *set)
 {
-	lab_plugin_entry_fn entry;
+	struct diag_list diags = {0};
 
 	memset(cp, 0, sizeof(*cp));
-	cp->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	cr_assert_not_null(cp->handle, "dlopen %s: %s", path, dlerror());
-	*(void **)&entry = dlsym(cp->handle, LAB_PLUGIN_ENTRY_NAME);
-	cr_assert_not_null(entry, "%s: no %s", path, LAB_PLUGIN_ENTRY_NAME);
-	cp->desc = entry();
-	cr_assert_not_null(cp->desc);
-	cr_assert_eq(cp->desc->magic, LAB_PLUGIN_MAGIC);
-	cr_assert_eq(cp->desc->abi_major, LAB_ABI_MAJOR);
-	cr_assert_eq(cp->desc->kind, LAB_KIND_CMDQ);
+	int rc = registry_add_file(&cp->reg, path, &diags);
+	cr_assert_eq(rc, 0, "%s: %s", path, diags.n ? diags.msgs[0] : "not loaded");
+	diag_clear(&diags);
+	cp->desc = cp->reg.v[0].desc;
+	cr_assert_eq(cp->desc->kind, LAB_KIND_CMDQ, "%s is not a cmdq plugin", path);
 	conf_config(cp, set);
 }
 
 static void conf_close(struct conf_plugin *cp)
 {
+	param_free_strings(cp->desc->params, cp->desc->n_params, cp->config);
 	free(cp->config);
-	if (cp->handle)
-		dlclose(cp->handle);
+	registry_free(&cp->reg);
+}
+
+/* The conformance trial configuration: cmdq_check's base with grid point p applied. */
+static void conf_cfg(struct scenario_cfg *cfg, const struct cmdq_check_point *p)
+{
+	char err[256];
+
+	cr_assert_eq(cmdq_check_base(cfg, err, sizeof(err)), 0, "%s", err);
+	cmdq_check_apply(p, cfg);
 }
 
 /* Run one trial under the oracle; fills o. Fails the test if the trial could not be set up. */
@@ -180,11 +109,11 @@ static void conf_trial(const struct conf_plugin *cp, const struct scenario_cfg *
 		       struct trial_result *res, struct oracle_report *o)
 {
 	struct trial_request req = {
-		.cfg = cfg,
-		.cmdq = cp->desc,
-		.cmdq_config = cp->config,
-		.ops_per_cpu = CONF_OPS_PER_CPU,
-		.oracle = true,
+	    .cfg = cfg,
+	    .cmdq = cp->desc,
+	    .cmdq_config = cp->config,
+	    .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
+	    .oracle = true,
 	};
 
 	memset(res, 0, sizeof(*res));
@@ -194,131 +123,187 @@ static void conf_trial(const struct conf_plugin *cp, const struct scenario_cfg *
 
 static const struct oracle_check *conf_check(const struct oracle_report *o, const char *name)
 {
-	for (uint32_t i = 0; i < o->n_checks; i++)
-		if (!strcmp(o->checks[i].name, name))
-			return &o->checks[i];
-	cr_assert_fail("the oracle has no check called %s", name);
-	return NULL;
+	const struct oracle_check *k = cmdq_check_find(o, name);
+
+	cr_assert_not_null(k, "the oracle has no check called %s", name);
+	return k;
 }
 
 /* ---- the grid ---------------------------------------------------------------------------- */
 
-/* The built cmdq plugins but null: names into names[], returns the count. */
-static size_t conf_list_plugins(char names[][CONF_NAME_LEN], size_t max)
+#define CONF_MAX_PLUGINS 32
+#define CONF_MAX_POINTS	 (CONF_MAX_PLUGINS * 2 * 64)
+
+/* The second configuration a plugin runs in: its batching / elision switch flipped. */
+static const char *conf_variant(const struct lab_plugin *d)
 {
-	DIR *d = opendir(plugin_dir());
-	struct dirent *e;
-	size_t n = 0;
+	static const char *const flips[] = {"leader_batch=4", "elide_back_to_back=false"};
 
-	if (!d)
-		return 0;
-	while ((e = readdir(d)) && n < max) {
-		size_t len = strlen(e->d_name);
+	for (size_t f = 0; f < LAB_ARRAY_SIZE(flips); f++)
+		for (uint32_t i = 0; i < d->n_params; i++) {
+			size_t len = strlen(d->params[i].key);
 
-		if (strncmp(e->d_name, "cmdq-", 5) || len < 9 ||
-		    strcmp(e->d_name + len - 3, ".so") || !strcmp(e->d_name, "cmdq-null.so") ||
-		    strstr(e->d_name, ".sim.so") || /* sim builds run under the sim engine only */
-		    len - 8 >= CONF_NAME_LEN)
-			continue;
-		snprintf(names[n++], CONF_NAME_LEN, "%.*s", (int)(len - 8), e->d_name + 5);
+			if (!strncmp(flips[f], d->params[i].key, len) && flips[f][len] == '=')
+				return flips[f];
+		}
+	return NULL;
+}
+
+/* Every grid point for plugin lp in configuration set; returns how many were added. */
+static size_t conf_fill(struct conf_point *out, size_t room, const struct loaded_plugin *lp,
+			const char *set)
+{
+	size_t n;
+
+	cmdq_check_grid(&n);
+	cr_assert_leq(n, room, "CONF_MAX_POINTS is too small for the grid");
+	for (size_t i = 0; i < n; i++) {
+		struct conf_point *p = &out[i];
+
+		snprintf(p->path, sizeof(p->path), "%s", lp->path);
+		snprintf(p->plugin, sizeof(p->plugin), "%s", lp->desc->name);
+		snprintf(p->set, sizeof(p->set), "%s", set);
+		p->point = i;
 	}
-	closedir(d);
 	return n;
 }
 
-/* The second configuration a plugin runs in: its batching / elision switch flipped. */
-static const char *conf_variant(const char *dir, const char *name)
+/* The built cmdq plugins but null, each with and without its variant, over the whole grid. */
+static size_t conf_points(struct conf_point *points, size_t max, size_t *n_configs)
 {
-	static const char *const flips[] = { "leader_batch=4", "elide_back_to_back=false" };
-	char path[512];
-	struct conf_plugin cp = { 0 };
-	const char *found = NULL;
-	lab_plugin_entry_fn entry;
-
-	snprintf(path, sizeof(path), "%s/cmdq-%s.so", dir, name);
-	cp.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	if (!cp.handle)
-		return NULL;
-	*(void **)&entry = dlsym(cp.handle, LAB_PLUGIN_ENTRY_NAME);
-	cp.desc = entry ? entry() : NULL;
-	for (size_t f = 0; cp.desc && f < LAB_ARRAY_SIZE(flips) && !found; f++)
-		for (uint32_t i = 0; i < cp.desc->n_params; i++) {
-			size_t len = strlen(cp.desc->params[i].key);
-
-			if (!strncmp(flips[f], cp.desc->params[i].key, len) && flips[f][len] == '=')
-				found = flips[f];
-		}
-	dlclose(cp.handle);
-	return found;
-}
-
-#define CONF_MAX_PLUGINS 32
-#define CONF_GRID 32 /* 2 cpus x 2 shifts x 2 msi x 2 cmds_per_sync x 2 think */
-#define CONF_MAX_POINTS (CONF_MAX_PLUGINS * 2 * CONF_GRID)
-
-static size_t conf_fill(struct conf_point *out, const char *name, const char *set)
-{
-	static const uint32_t cmds[] = { 1, 5 };
-	static const uint64_t thinks[] = { 0, 200 };
-	uint32_t max_cpus = native_online_cpus() >= 2 ? 2 : 1;
+	struct plugin_registry reg = {0};
+	struct diag_list diags = {0};
 	size_t k = 0;
 
-	for (uint32_t cpus = 1; cpus <= 2; cpus++)
-		for (uint32_t shift = 3; shift <= 4; shift++)
-			for (int msi = 1; msi >= 0; msi--)
-				for (size_t ci = 0; ci < 2; ci++)
-					for (size_t ti = 0; ti < 2; ti++) {
-						struct conf_point *p = &out[k++];
+	*n_configs = 0;
+	registry_add_dir(&reg, plugin_dir(), true, &diags);
+	for (size_t i = 0; i < reg.n; i++) {
+		const struct loaded_plugin *lp = &reg.v[i];
+		const char *variant;
 
-						snprintf(p->plugin, sizeof(p->plugin), "%s", name);
-						snprintf(p->set, sizeof(p->set), "%s", set);
-						p->cpus = cpus < max_cpus ? cpus : max_cpus;
-						p->shift = shift;
-						p->msi = msi;
-						p->cmds_per_sync = cmds[ci];
-						p->think_ns = thinks[ti];
-					}
+		if (lp->desc->kind != LAB_KIND_CMDQ || !strcmp(lp->desc->name, "null"))
+			continue;
+		k += conf_fill(&points[k], max - k, lp, "");
+		++*n_configs;
+		variant = conf_variant(lp->desc);
+		if (variant) {
+			k += conf_fill(&points[k], max - k, lp, variant);
+			++*n_configs;
+		}
+	}
+	registry_free(&reg);
+	diag_clear(&diags);
 	return k;
+}
+
+static struct conf_point points[CONF_MAX_POINTS];
+
+/* Every file of the plugin directory loads (a refused one would drop out of the suite). */
+Test(cmdq_conformance, plugins_found, .timeout = 30)
+{
+	static const char *const expected[] = {"batched", "biglock", "cmpxchg", "mcs", "spinlock"};
+	struct plugin_registry reg = {0};
+	struct diag_list diags = {0};
+
+	cr_assert_eq(registry_add_dir(&reg, plugin_dir(), false, &diags), 0, "%s: %s", plugin_dir(),
+		     diags.n ? diags.msgs[0] : "cannot read");
+	for (size_t i = 0; i < diags.n; i++)
+		cr_expect_fail("the loader refused: %s", diags.msgs[i]);
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(expected); i++) {
+		const struct loaded_plugin *lp = registry_find(&reg, expected[i], NULL);
+
+		cr_expect(lp && lp->desc->kind == LAB_KIND_CMDQ, "no cmdq plugin %s in %s",
+			  expected[i], plugin_dir());
+	}
+	registry_free(&reg);
+	diag_clear(&diags);
 }
 
 ParameterizedTestParameters(cmdq_conformance, oracle)
 {
-	static char names[CONF_MAX_PLUGINS][CONF_NAME_LEN];
-	static struct conf_point points[CONF_MAX_POINTS];
-	size_t n = conf_list_plugins(names, CONF_MAX_PLUGINS), k = 0;
+	size_t n_configs, k = conf_points(points, CONF_MAX_POINTS, &n_configs);
 
-	for (size_t i = 0; i < n; i++) {
-		const char *variant = conf_variant(plugin_dir(), names[i]);
-
-		k += conf_fill(&points[k], names[i], "");
-		if (variant)
-			k += conf_fill(&points[k], names[i], variant);
-	}
 	return cr_make_param_array(struct conf_point, points, k);
 }
 
 ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
 {
-	char path[512];
+	size_t n;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n);
 	struct conf_plugin cp;
 	struct scenario_cfg cfg;
 	struct trial_result res;
 	struct oracle_report o;
+	char where[160];
 
-	snprintf(path, sizeof(path), "%s/cmdq-%s.so", plugin_dir(), p->plugin);
-	conf_open(&cp, path, p->set);
+	cr_assert_lt(p->point, n);
+	conf_open(&cp, p->path, p->set);
 	cr_assert_str_eq(cp.desc->name, p->plugin, "descriptor name does not match the file");
-	conf_cfg(&cfg, p->cpus, p->shift, p->msi, p->cmds_per_sync, p->think_ns);
+	conf_cfg(&cfg, &grid[p->point]);
+	cmdq_check_describe(&cfg, where, sizeof(where));
 	conf_trial(&cp, &cfg, &res, &o);
 	for (uint32_t i = 0; i < o.n_checks; i++)
-		cr_expect(o.checks[i].pass, "%s%s%s cpus=%u queue_shift=%u msi=%d cmds_per_sync=%u "
-			  "think_ns=%lu: %s FAILED: %s", p->plugin, *p->set ? " " : "", p->set,
-			  p->cpus, p->shift, p->msi, p->cmds_per_sync, (unsigned long)p->think_ns,
-			  o.checks[i].name, o.checks[i].detail);
+		cr_expect(o.checks[i].pass, "%s%s%s %s: %s FAILED: %s", p->plugin,
+			  *p->set ? " " : "", p->set, where, o.checks[i].name, o.checks[i].detail);
 	cr_assert_geq(o.n_checks, 5, "the oracle ran %u checks", o.n_checks);
 	cr_assert_eq(res.status, TRIAL_OK, "%s: trial failed: %s", p->plugin, res.error);
-	cr_assert_eq(res.ops, (uint64_t)CONF_OPS_PER_CPU * p->cpus);
+	cr_assert_eq(res.ops, (uint64_t)CMDQ_CHECK_OPS_PER_CPU * cfg.scenario.cpus);
+	scenario_cfg_free(&cfg);
 	conf_close(&cp);
+}
+
+/* ---- one grid: the suite and `iommulab verify` run the same configurations ------------------ */
+
+/*
+ * The suite's parameters are each plugin configuration times every grid point once; verify,
+ * run on a plugin, reports every check over exactly that many runs.
+ */
+Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 120)
+{
+	size_t n_grid, n_names, n_configs;
+	size_t k = conf_points(points, CONF_MAX_POINTS, &n_configs);
+	const char *const *names = cmdq_check_names(&n_names);
+	char line[1024], cmd[1024], path[CONF_PATH_LEN] = "";
+	size_t seen[64] = {0}, reported = 0;
+
+	cmdq_check_grid(&n_grid);
+	cr_assert_geq(n_configs, 5, "the suite found only %zu cmdq plugin configurations",
+		      n_configs);
+	cr_assert_eq(k, n_configs * n_grid, "%zu parameters for %zu configurations of %zu points",
+		     k, n_configs, n_grid);
+	for (size_t i = 0; i < k; i++) {
+		cr_assert_lt(points[i].point, LAB_ARRAY_SIZE(seen));
+		seen[points[i].point]++;
+		if (!strcmp(points[i].plugin, "cmpxchg"))
+			snprintf(path, sizeof(path), "%s", points[i].path);
+	}
+	for (size_t i = 0; i < n_grid; i++)
+		cr_expect_eq(seen[i], n_configs, "grid point %zu run %zu times, not %zu", i,
+			     seen[i], n_configs);
+
+	cr_assert(path[0], "no cmdq-cmpxchg.so among the suite's plugins");
+	snprintf(cmd, sizeof(cmd), "'%s/iommulab' verify '%s' 2>/dev/null", TEST_BUILD_ROOT, path);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "cannot run %s", cmd);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], verdict[16];
+		size_t runs;
+
+		if (sscanf(line, " %63s %15s (%zu runs)", name, verdict, &runs) != 3)
+			continue;
+		for (size_t i = 0; i < n_names; i++)
+			if (!strcmp(name, names[i])) {
+				cr_expect_eq(runs, n_grid,
+					     "verify ran %s %zu times, the grid has %zu", name,
+					     runs, n_grid);
+				cr_expect_str_eq(verdict, "PASS", "verify: %s", line);
+				reported++;
+			}
+	}
+	int status = pclose(f);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status 0x%x", cmd, status);
+	cr_expect_eq(reported, n_names, "verify reported %zu of the oracle's %zu checks", reported,
+		     n_names);
 }
 
 /* ---- the queued hand-off of mcs, forced ---------------------------------------------------- */
@@ -339,27 +324,33 @@ static uint64_t conf_counter(const struct trial_result *res, const char *name)
  */
 Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 {
+	size_t n, ran = 0;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n);
 	uint64_t granted = 0;
 	struct conf_plugin cp;
 
 	conf_open(&cp, TEST_BUILD_ROOT "/tests/fixtures/plugins/cmdq-mcs_stress.so",
 		  "leader_batch=4");
-	for (uint32_t point = 0; point < 8; point++) {
-		uint32_t shift = 3 + (point & 1), cmds = point & 2 ? 5 : 1;
-		bool msi = point & 4;
+	for (size_t i = 0; i < n; i++) {
 		struct scenario_cfg cfg;
 		struct trial_result res;
 		struct oracle_report o;
+		char where[160];
 
-		conf_cfg(&cfg, native_online_cpus() >= 2 ? 2 : 1, shift, msi, cmds, 0);
+		if (grid[i].cpus < 2)
+			continue; /* one CPU never queues behind another */
+		conf_cfg(&cfg, &grid[i]);
+		cmdq_check_describe(&cfg, where, sizeof(where));
 		conf_trial(&cp, &cfg, &res, &o);
-		for (uint32_t i = 0; i < o.n_checks; i++)
-			cr_expect(o.checks[i].pass,
-				  "mcs_stress queue_shift=%u msi=%d cmds_per_sync=%u: %s FAILED: "
-				  "%s", shift, msi, cmds, o.checks[i].name, o.checks[i].detail);
+		for (uint32_t k = 0; k < o.n_checks; k++)
+			cr_expect(o.checks[k].pass, "mcs_stress %s: %s FAILED: %s", where,
+				  o.checks[k].name, o.checks[k].detail);
 		cr_expect_eq(res.status, TRIAL_OK, "%s", res.error);
 		granted += conf_counter(&res, "mcs_granted");
+		scenario_cfg_free(&cfg);
+		ran++;
 	}
+	cr_assert_gt(ran, 0, "the grid has no point with 2 CPUs");
 	if (native_online_cpus() >= 2)
 		cr_expect_gt(granted, 0, "no head ever reserved for a follower");
 	conf_close(&cp);
@@ -373,7 +364,9 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
 			uint64_t watchdog_ms)
 {
-	char path[512];
+	const struct cmdq_check_point point = {
+	    .cpus = cpus, .queue_shift = 4, .msi = msi, .cmds_per_sync = 1, .think_ns = 0};
+	char path[CONF_PATH_LEN];
 	struct conf_plugin cp;
 	struct scenario_cfg cfg;
 	struct trial_result res;
@@ -383,13 +376,13 @@ static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool
 	snprintf(path, sizeof(path), "%s/cmdq-%s.so", MUTANT_DIR, name);
 	conf_open(&cp, path, "");
 	cr_assert_str_eq(cp.desc->name, name);
-	conf_cfg(&cfg, cpus, 4, msi, 1, 0);
+	conf_cfg(&cfg, &point);
 	cfg.scenario.watchdog_ms = watchdog_ms;
 	conf_trial(&cp, &cfg, &res, &o);
 	k = conf_check(&o, check);
-	cr_expect_not(k->pass, "%s (cpus=%u msi=%d) got past the %s check", name, cpus, msi,
-		      check);
+	cr_expect_not(k->pass, "%s (cpus=%u msi=%d) got past the %s check", name, cpus, msi, check);
 	cr_expect_neq(res.status, TRIAL_OK, "%s: trial status OK", name);
+	scenario_cfg_free(&cfg);
 	conf_close(&cp);
 }
 
