@@ -20,6 +20,7 @@
 #include "scenario/scenario.h"
 #include "engine/sim/sim.h"
 #include "util/fs.h"
+#include "workload/workload.h"
 
 static volatile int stop_requested;
 
@@ -81,6 +82,18 @@ static double counter_per_op(const struct trial_result *t, const char *name)
 	return 0;
 }
 
+/*
+ * A CPU that completed under a tenth of the busiest CPU's ops (or none) was starved: the
+ * strategy's throughput then comes from a few CPUs, which a reader of ops/s cannot see.
+ */
+#define UNFAIR_RATIO 10
+
+static bool unfair(const struct trial_result *tr)
+{
+	return tr->cpus > 1 && tr->ops_max_cpu > 0 &&
+	       tr->ops_min_cpu * UNFAIR_RATIO < tr->ops_max_cpu;
+}
+
 static void on_progress(void *arg, const struct run_progress *p)
 {
 	struct table *t = arg;
@@ -110,6 +123,13 @@ static void on_progress(void *arg, const struct run_progress *p)
 	if (tr->status != TRIAL_OK)
 		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
 			tr->index, label, tr->error);
+	else if (unfair(tr))
+		fprintf(stderr,
+			"%siommulab: trial %u (%s) note: fairness collapsed: the slowest of %u CPUs "
+			"completed %llu ops, the fastest %llu: its ops/s is what the winners did, and "
+			"the starved CPUs' latency is not in the percentiles\n",
+			t->tty ? "\r\033[K" : "", tr->index, label, tr->cpus,
+			(unsigned long long)tr->ops_min_cpu, (unsigned long long)tr->ops_max_cpu);
 	if (t->tty) {
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  eta %.0fs", p->done, p->total,
 			label, p->elapsed_s, p->eta_s);
@@ -405,10 +425,12 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	else
 		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
 			runner_n_trials(s), run_s, dir);
-	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && !scenario_find_axis(s, "scenario", "seed"))
-		fprintf(stderr, "iommulab: note: the sim is deterministic, so each of the %llu "
-			"repeats of a point gives the same numbers: set repeats = 1, or sweep "
-			"scenario.seed for different random streams\n",
+	const struct workload_ops *wl = workload_find(s->base.scenario.workload);
+	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && wl && wl->uses_seed &&
+	    !wl->uses_seed(&s->base))
+		fprintf(stderr, "iommulab: note: the sim is deterministic and nothing in this "
+			"workload is random (think_jitter = 0, or micro), so each of the %llu "
+			"repeats of a point gives the same numbers: set repeats = 1\n",
 			(unsigned long long)s->base.scenario.repeats);
 	if (!resume && (util_mkdir_p(dir) || write_run_files(dir, s, &clk))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));

@@ -44,6 +44,16 @@ enum engine_binding {
 	ENGINE_BINDING_SIM,	   /* lab_sim_*() calls: the plugins' .sim.so twins */
 };
 
+/*
+ * How far a run has got, published by the engine while it runs (for a watcher in another
+ * process: the words are written with relaxed atomic stores). The sim publishes the lab.h
+ * operations it has simulated and its virtual time; native runs publish nothing.
+ */
+struct engine_progress {
+	uint64_t steps;
+	uint64_t virtual_ns;
+};
+
 struct engine_job {
 	struct host_env *env;		/* the CPUs, their counters, the clock */
 	const struct scenario_cfg *cfg; /* the trial's point (the sim reads its [machine]) */
@@ -62,6 +72,7 @@ struct engine_job {
 	/* Called once when measurement starts (to snapshot device counters); may be NULL. */
 	void (*on_measure)(void *measure_arg);
 	void *measure_arg;
+	struct engine_progress *progress; /* where to publish progress; may be NULL */
 };
 
 struct engine_cpu_result {
@@ -101,6 +112,9 @@ struct engine_ops {
 	const char *name; /* as in [scenario] engine = */
 	enum engine_kind kind;
 	enum engine_binding binding;
+	/* Publishes job->progress: a trial is stuck when that stops moving, however long the
+	 * host takes; otherwise when it outlives its warm-up, duration and watchdog. */
+	bool publishes_progress;
 	/* The figures its results carry about its own work (res->stats), NULL-terminated if
 	 * fewer: the results' layout has a column for each. */
 	const char *stats[ENGINE_MAX_STATS];

@@ -16,7 +16,8 @@
 /* What crosses from the child: the result, and the strings it points to. */
 struct shared_block {
 	struct trial_result res;
-	uint32_t done; /* the child finished trial_run and copied everything */
+	uint32_t done;			 /* the child finished trial_run and copied everything */
+	struct engine_progress progress; /* the child's engine publishes here */
 	size_t used;
 	char arena[ARENA_SIZE];
 };
@@ -93,16 +94,20 @@ static void child(const struct trial_request *req, struct shared_block *b)
 	/* Ctrl-C is the parent's to handle: the trial in progress finishes or is killed. */
 	signal(SIGINT, SIG_IGN);
 	signal(SIGTERM, SIG_DFL);
-	trial_run(req, &b->res, NULL);
+	struct trial_request r = *req;
+	r.progress = &b->progress;
+	trial_run(&r, &b->res, NULL);
 	keep_strings(b);
 	__atomic_store_n(&b->done, 1, __ATOMIC_RELEASE);
 	_exit(0);
 }
 
-int isolate_trial(const struct trial_request *req, struct trial_result *res, uint64_t limit_ms)
+int isolate_trial(const struct trial_request *req, struct trial_result *res,
+		  const struct isolate_limits *lim)
 {
 	int status = 0;
-	bool killed = false;
+	bool killed = false, stalled = false;
+	uint64_t seen_steps = 0, seen_at;
 
 	if (!block) {
 		void *p = mmap(NULL, sizeof(*block), PROT_READ | PROT_WRITE,
@@ -114,6 +119,7 @@ int isolate_trial(const struct trial_request *req, struct trial_result *res, uin
 	struct shared_block *b = block;
 	b->done = 0;
 	b->used = 0;
+	memset(&b->progress, 0, sizeof(b->progress));
 	b->res = *res;
 	fflush(NULL); /* nothing buffered may be written twice */
 	pid_t pid = fork();
@@ -123,17 +129,28 @@ int isolate_trial(const struct trial_request *req, struct trial_result *res, uin
 		child(req, b);
 
 	current_child = pid;
-	uint64_t deadline = now_ms() + limit_ms;
+	uint64_t start = now_ms(), deadline = lim->limit_ms ? start + lim->limit_ms : UINT64_MAX;
+	seen_at = start;
 	for (;;) {
 		pid_t w = waitpid(pid, &status, WNOHANG);
 		if (w == pid || (w < 0 && errno != EINTR))
 			break;
-		if (!killed && now_ms() > deadline) {
+		uint64_t now = now_ms();
+		uint64_t steps = __atomic_load_n(&b->progress.steps, __ATOMIC_RELAXED);
+		if (steps != seen_steps) {
+			seen_steps = steps;
+			seen_at = now;
+		}
+		if (!killed && lim->stall_ms && now - seen_at > lim->stall_ms) {
+			kill(pid, SIGKILL);
+			killed = stalled = true;
+		} else if (!killed && now > deadline) {
 			kill(pid, SIGKILL);
 			killed = true;
 		}
 		usleep(2000);
 	}
+	uint64_t elapsed = now_ms() - start;
 	current_child = 0;
 
 	if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE)) {
@@ -141,11 +158,21 @@ int isolate_trial(const struct trial_request *req, struct trial_result *res, uin
 		return 0;
 	}
 	res->status = TRIAL_FAILED;
-	if (killed)
-		snprintf(res->error, sizeof(res->error),
-			 "killed after %.1f s: the trial outlived its duration, warm-up and watchdog "
-			 "(a plugin stuck where neither the watchdog nor a signal could unwind it)",
-			 (double)limit_ms / 1000.0);
+	if (stalled)
+		snprintf(
+		    res->error, sizeof(res->error),
+		    "killed after %.1f s: the simulation made no progress for %.1f s of wall "
+		    "time (stuck at %.3f ms of virtual time, %llu lab.h operations in): a plugin "
+		    "looping without calling lab.h, where the virtual watchdog cannot see it",
+		    (double)elapsed / 1000.0, (double)lim->stall_ms / 1000.0,
+		    (double)__atomic_load_n(&b->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
+		    (unsigned long long)seen_steps);
+	else if (killed)
+		snprintf(
+		    res->error, sizeof(res->error),
+		    "killed after %.1f s: the trial outlived its duration, warm-up and watchdog "
+		    "(a plugin stuck where neither the watchdog nor a signal could unwind it)",
+		    (double)lim->limit_ms / 1000.0);
 	else if (WIFSIGNALED(status))
 		snprintf(res->error, sizeof(res->error),
 			 "crashed: %s (%s) in the trial's process; the plugin likely touched bad "

@@ -17,12 +17,22 @@
 #include "run/trial_run.h"
 
 /*
- * Run req in a child; the child is killed after limit_ms. The result's strings stay valid
- * until the next call. res must come in with its identity
- * filled (index, point, repeat, plugin, swept values): those are kept. Returns 0 when a result
- * (ok or failed) was produced, -errno when no child could be started.
+ * When the child is killed: after limit_ms of wall time (0: never), or when the engine's
+ * published progress (engine_job.progress) has not moved for stall_ms (0: not watched).
  */
-int isolate_trial(const struct trial_request *req, struct trial_result *res, uint64_t limit_ms);
+struct isolate_limits {
+	uint64_t limit_ms;
+	uint64_t stall_ms;
+};
+
+/*
+ * Run req in a child, killed by lim; the error says which limit fired. The result's strings stay
+ * valid until the next call. res must come in with its identity filled (index, point, repeat,
+ * plugin, swept values): those are kept. Returns 0 when a result (ok or failed) was produced,
+ * -errno when no child could be started.
+ */
+int isolate_trial(const struct trial_request *req, struct trial_result *res,
+		  const struct isolate_limits *lim);
 
 /* The child of the trial in progress, or 0 (for a signal handler that must stop it). */
 int isolate_child_pid(void);

@@ -106,6 +106,43 @@ size_t runner_n_trials(const struct scenario *s)
 	return scenario_n_points(s) * nc * ni * s->base.scenario.repeats;
 }
 
+/*
+ * When a trial is given up. Native: when it outlives setup, warm-up, the run, two watchdog
+ * periods and teardown. An engine that publishes progress (the sim) runs as long as the host
+ * needs for the virtual time asked, and is given up only when its progress stops: a
+ * livelocked plugin still moves virtual time (the virtual watchdog fails it), so a stall is
+ * code that loops without calling lab.h. Its limit is ISOLATE_STALL_MS of wall clock with no
+ * progress (the sim publishes every 4096 lab.h operations: milliseconds apart at its speed),
+ * or two watchdog periods, whichever is longer.
+ */
+#define ISOLATE_STALL_MS 20000
+
+static void trial_limits(const struct scenario_cfg *cfg, struct isolate_limits *lim)
+{
+	const struct engine_ops *e = engine_find(cfg->scenario.engine);
+	uint64_t watchdog2 = 2 * cfg->scenario.watchdog_ms;
+
+	if (e && e->publishes_progress) {
+		lim->limit_ms = 0;
+		lim->stall_ms = watchdog2 > ISOLATE_STALL_MS ? watchdog2 : ISOLATE_STALL_MS;
+	} else {
+		lim->limit_ms = cfg->scenario.warmup_ms + cfg->scenario.duration_ms + watchdog2 +
+				30000;
+		lim->stall_ms = 0;
+	}
+}
+
+uint64_t runner_trial_seed(uint64_t seed, size_t point, uint64_t repeat)
+{
+	/* splitmix64 over the three: nearby inputs give unrelated seeds. */
+	uint64_t z = seed ^ (0x9e3779b97f4a7c15ull * ((uint64_t)point + 1)) ^
+		     (0xbf58476d1ce4e5b9ull * (repeat + 1));
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 static int add_name(const char ***v, size_t *n, const char *name)
 {
 	for (size_t i = 0; i < *n; i++)
@@ -294,7 +331,12 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 				res.cpus = (uint32_t)point.cfg.scenario.cpus;
 				res.swept_values = (const char *const *)point.swept_values;
 				res.n_swept = (uint32_t)s->n_axes;
-				struct trial_request req = { .cfg = &point.cfg };
+				/* Each trial its own seed: repeats differ, so their spread is a
+				 * confidence interval; every plugin at a point and repeat gets the
+				 * same one, so they are compared on the same random stream. */
+				struct scenario_cfg tcfg = point.cfg;
+				tcfg.scenario.seed = runner_trial_seed(point.cfg.scenario.seed, pt, rp);
+				struct trial_request req = { .cfg = &tcfg };
 				if (cb->cmdq >= 0) {
 					req.cmdq = s->cmdq[cb->cmdq].desc;
 					req.cmdq_config = point.plugin_cfgs[cb->cmdq];
@@ -303,11 +345,9 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 					req.iova = s->iova[cb->iova].desc;
 					req.iova_config = point.plugin_cfgs[s->n_cmdq + (size_t)cb->iova];
 				}
-				/* Setup, warm-up, the run, two watchdog periods, teardown. */
-				uint64_t limit = point.cfg.scenario.warmup_ms +
-						 point.cfg.scenario.duration_ms +
-						 2 * point.cfg.scenario.watchdog_ms + 30000;
-				if (isolate_trial(&req, &res, limit))
+				struct isolate_limits lim;
+				trial_limits(&point.cfg, &lim);
+				if (isolate_trial(&req, &res, &lim))
 					trial_run(&req, &res, NULL); /* no fork: run in-process */
 				if (results_append(r, &res) == 0)
 					rep->trials++;

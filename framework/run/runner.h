@@ -50,4 +50,7 @@ size_t runner_n_trials(const struct scenario *s);
 /* Some point of the scenario runs on the sim engine (as its base, or swept). */
 bool runner_uses_sim(const struct scenario *s);
 
+/* The seed trial (point, repeat) runs with, from the scenario's [scenario] seed. */
+uint64_t runner_trial_seed(uint64_t seed, size_t point, uint64_t repeat);
+
 #endif /* IOMMULAB_RUNNER_H */

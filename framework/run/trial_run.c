@@ -400,6 +400,7 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		.n_phases = t.n_phases,
 		.on_measure = snapshot_device,
 		.measure_arg = &t,
+		.progress = req->progress,
 	};
 	/* Injected allocation failures start with the run: set-up is not what is tested. */
 	host_env_set_alloc_fault(t.env, t.cfg->faults.alloc_fail_every);

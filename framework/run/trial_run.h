@@ -16,6 +16,7 @@
 
 #include <iommulab/plugin.h>
 
+#include "engine/engine.h"
 #include "results/trial.h"
 #include "scenario/scenario.h"
 #include "verify/cmdq_check.h" /* struct oracle_report */
@@ -28,6 +29,7 @@ struct trial_request {
 	const void *iova_config;
 	uint64_t ops_per_cpu;	/* 0: time-based (warm-up + duration); N: exactly N ops per CPU */
 	bool oracle;		/* record the trace and run the checks (cmdq) */
+	struct engine_progress *progress; /* where the engine publishes progress; may be NULL */
 };
 
 /*

@@ -60,6 +60,7 @@ struct scenario_smmu {
 struct scenario_wl_cmdq {
 	uint64_t cmds_per_sync; /* TLBI commands before each CMD_SYNC */
 	uint64_t think_ns;	/* local work between ops */
+	double think_jitter;	/* each think time uniform in think_ns x [1 - j, 1 + j] */
 };
 
 /* The framework's part of one resolved configuration. Plugin configs live beside it. */

@@ -83,6 +83,10 @@ static const struct lab_param wl_cmdq_params[] = {
 	  "TLBI commands before each CMD_SYNC (0: CMD_SYNC alone)"),
 	P(scenario_wl_cmdq, think_ns, LAB_PARAM_UINT, "1000", 0, NS_MAX, NULL,
 	  "local work between ops (a 4 KiB memcpy in the ways test)"),
+	P(scenario_wl_cmdq, think_jitter, LAB_PARAM_DOUBLE, "0.1", 0, 1, NULL,
+	  "each think time drawn uniformly from think_ns x [1 - j, 1 + j] (mean think_ns), "
+	  "seeded per trial: real work varies, and a constant one lets the sim lock CPUs into "
+	  "a deterministic cycle that reads as a result (0: constant)"),
 };
 
 static const char *const pattern_choices[] = { "same-cpu", "remote-free", "producer-consumer",

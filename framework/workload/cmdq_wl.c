@@ -14,6 +14,7 @@
 
 struct cmdq_wl_cpu {
 	uint64_t seq; /* last op issued */
+	uint64_t rng; /* xorshift64* state for the think time's jitter */
 } LAB_CACHE_ALIGNED;
 
 struct cmdq_wl {
@@ -23,6 +24,7 @@ struct cmdq_wl {
 	uint32_t ncpus;
 	uint32_t n;
 	uint64_t think_ns;
+	double jitter;
 	bool oracle;
 	struct cmdq_wl_cpu *cpus;
 	uint32_t failed; /* atomic: first writer of error wins */
@@ -32,7 +34,8 @@ struct cmdq_wl {
 };
 
 struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct smmu_dev *dev,
-			    uint32_t ncpus, uint32_t cmds_per_sync, uint64_t think_ns, bool oracle)
+			    uint32_t ncpus, uint32_t cmds_per_sync, uint64_t think_ns,
+			    double think_jitter, uint64_t seed, bool oracle)
 {
 	struct cmdq_wl *wl = calloc(1, sizeof(*wl));
 
@@ -42,12 +45,15 @@ struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct 
 	if (!wl->cpus)
 		goto err;
 	memset(wl->cpus, 0, sizeof(*wl->cpus) * ncpus);
+	for (uint32_t i = 0; i < ncpus; i++)
+		wl->cpus[i].rng = (seed + 1) * 0x9e3779b97f4a7c15ull + i + 1; /* never 0 */
 	wl->ops = ops;
 	wl->state = state;
 	wl->dev = dev;
 	wl->ncpus = ncpus;
 	wl->n = cmds_per_sync;
 	wl->think_ns = think_ns;
+	wl->jitter = think_jitter;
 	wl->oracle = oracle;
 	return wl;
 err:
@@ -61,6 +67,19 @@ void cmdq_wl_free(struct cmdq_wl *wl)
 		return;
 	free(wl->cpus);
 	free(wl);
+}
+
+/* This op's think time: think_ns, or uniform in think_ns x [1 - jitter, 1 + jitter]. */
+static uint64_t think_time(struct cmdq_wl *wl, struct cmdq_wl_cpu *me)
+{
+	if (wl->jitter <= 0 || !wl->think_ns)
+		return wl->think_ns;
+	me->rng ^= me->rng >> 12;
+	me->rng ^= me->rng << 25;
+	me->rng ^= me->rng >> 27;
+	double u = (double)((me->rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
+	double t = (double)wl->think_ns * (1.0 - wl->jitter + 2.0 * wl->jitter * u);
+	return t > 0 ? (uint64_t)(t + 0.5) : 0;
 }
 
 int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
@@ -99,7 +118,7 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 				 " (PROD 0x%x, CONS 0x%x)",
 				 c->id, seq, done, smmu_prod(wl->dev), smmu_cons(wl->dev));
 	}
-	lab_delay_ns(c, wl->think_ns);
+	lab_delay_ns(c, think_time(wl, &wl->cpus[c->id]));
 	return 0;
 }
 

@@ -15,7 +15,7 @@ static void *cmdq_make(const struct workload_env *e)
 	const struct scenario_wl_cmdq *w = &e->cfg->wl_cmdq;
 
 	return cmdq_wl_new(e->cmdq, e->cmdq_state, e->dev, e->ncpus, (uint32_t)w->cmds_per_sync,
-			   w->think_ns, e->oracle);
+			   w->think_ns, w->think_jitter, e->cfg->scenario.seed, e->oracle);
 }
 
 static void cmdq_destroy(void *wl)
@@ -32,6 +32,11 @@ static const char *cmdq_error(void *wl, bool hung)
 static uint64_t cmdq_think_ns(const struct scenario_cfg *cfg)
 {
 	return cfg->wl_cmdq.think_ns;
+}
+
+static bool cmdq_uses_seed(const struct scenario_cfg *cfg)
+{
+	return cfg->wl_cmdq.think_jitter > 0 && cfg->wl_cmdq.think_ns > 0;
 }
 
 /* ---- iova: the runner's IOVA half is the whole workload ------------------------------------ */
@@ -82,6 +87,12 @@ static void *micro_make(const struct workload_env *e)
 			    e->ncpus);
 }
 
+static bool never(const struct scenario_cfg *cfg)
+{
+	(void)cfg;
+	return false;
+}
+
 static void micro_destroy(void *wl)
 {
 	micro_wl_free(wl);
@@ -105,6 +116,7 @@ static const struct workload_ops workloads[] = {
 	.op = cmdq_wl_op,
 	.error = cmdq_error,
 	.harness_think_ns = cmdq_think_ns,
+	.uses_seed = cmdq_uses_seed,
     },
     {
 	.kind = WORKLOAD_IOVA,
@@ -137,6 +149,7 @@ static const struct workload_ops workloads[] = {
 	.destroy = micro_destroy,
 	.op = micro_wl_op,
 	.op_sim = micro_wl_op_sim,
+	.uses_seed = never,
 	.error = micro_error,
     },
 };

@@ -57,6 +57,9 @@ struct workload_ops {
 	/* The think time between ops when the harness's own cost is reported (harness_ns, the
 	 * op loop's time beyond the op's latency and the think time); NULL: not reported. */
 	uint64_t (*harness_think_ns)(const struct scenario_cfg *cfg);
+	/* Does the trial's seed change what it does (NULL: always)? On the sim, repeats with
+	 * the same seed-free workload are identical. */
+	bool (*uses_seed)(const struct scenario_cfg *cfg);
 	/* The IOVA half's parameters where they are not [workload.iova]'s own; may be NULL. */
 	void (*iova_params)(const struct scenario_cfg *cfg, struct iova_wl_params *p);
 };

@@ -372,6 +372,28 @@ Test(cli, broken_plugins_fail_only_their_own_trials, .timeout = 120)
 	cr_assert(exists(out, "summary.json"));
 }
 
+/* On the sim a plugin looping in plain C stops virtual time: the stall limit fails it. */
+Test(cli, a_sim_trial_that_stops_virtual_time_fails_by_the_stall_limit, .timeout = 120)
+{
+	char out[300];
+	snprintf(out, sizeof(out), "%s/faulty-sim-stall", tmp);
+	char *const argv[] = { EXE, "--plugin-dir", TEST_BUILD_ROOT "/tests/fixtures/faulty", "run",
+			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faulty-sim-stall.ini",
+			       "--out", out, NULL };
+
+	cr_assert_eq(run(argv, NULL), 1, "some trials failed: exit status 1");
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, 3);
+	cr_assert_str_eq(str(&t, 0, "status"), "ok", "%s", str(&t, 0, "error"));
+	cr_assert_str_eq(str(&t, 1, "plugin"), "spin_c");
+	cr_assert_str_eq(str(&t, 1, "status"), "failed");
+	cr_assert(strstr(str(&t, 1, "error"), "the simulation made no progress for 20.0 s of wall "
+				     "time"), "%s", str(&t, 1, "error"));
+	cr_assert_str_eq(str(&t, 2, "status"), "ok", "%s", str(&t, 2, "error"));
+	csv_free(&t);
+}
+
 static size_t count_lines(const char *path)
 {
 	size_t n = 0;

@@ -138,6 +138,7 @@ const struct engine_ops sim_engine = {
     .name = "sim",
     .kind = ENGINE_SIM,
     .binding = ENGINE_BINDING_SIM,
+    .publishes_progress = true,
     .stats = {"sim_lab_ops", "sim_line_transfers"},
     .prepare = sim_prepare,
     .run = sim_engine_run,
