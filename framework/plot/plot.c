@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plot -- read a results directory's trials.csv back, aggregate the repeats of each (x value,
- * line) into a mean and 95% CI, and write gnuplot data, wrapper scripts and PNG/SVG graphs
- * under DIR/plots/ (see plot.h). trials.csv is read by column name, so the same code plots
- * any run: cmdq, iova or dma, with any sweep axes, metrics, phases and counters.
+ * line) into a mean and 95% CI (results/aggregate.h, as summary.json does), and write gnuplot data,
+ * wrapper scripts and PNG/SVG graphs under DIR/plots/ (see plot.h). trials.csv is read by column
+ * name, so the same code plots any run: cmdq, iova or dma, with any sweep axes, metrics, phases and
+ * counters.
  */
 #include "plot/plot.h"
 
@@ -22,29 +23,30 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "results/aggregate.h"
 #include "results/csv.h"
-#include "util/fs.h"
 #include "stats/stats.h"
+#include "util/fs.h"
 
 extern char **environ;
 
 /* A gnuplot render of one graph is well under a second; a hung one must not hang the run. */
 #define GNUPLOT_TIMEOUT_MS 60000
 
-static const char *const template_names[] = { "style.gp", "lines.gp", "phases.gp" };
+static const char *const template_names[] = {"style.gp", "lines.gp", "phases.gp"};
 
 struct plot_ctx {
 	const char *dir;
 	char *plots_dir;
 	const char *template_dir;
-	char *gnuplot;		/* resolved program, NULL when not found */
+	char *gnuplot; /* resolved program, NULL when not found */
 	char *log_path;
 	int log_fd;
 	struct plot_report *rep;
 	char *err;
 	size_t err_len;
 	int n_render_failed;
-	char *first_graph;	/* for the "render with" note */
+	char *first_graph; /* for the "render with" note */
 
 	struct csv_table t;
 	long c_plugin, c_status, c_x;
@@ -57,14 +59,18 @@ struct plot_ctx {
 	double *x_num;
 	size_t n_x;
 	bool x_numeric;
-	char **lines;		/* "plugin axis=value ..." */
+	char **lines; /* "plugin axis=value ..." */
 	size_t n_lines;
 	long *row_x, *row_line; /* per row; -1 for rows not plotted */
+
+	/* The repeats of each (line, x): cell[line * n_x + x], NULL where none succeeded. */
+	struct agg_table table;
+	struct agg_groups groups;
+	const struct agg_group **cell;
 };
 
-
 static int set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
 {
@@ -88,16 +94,6 @@ static int report_add(struct plot_report *rep, const char *path)
 		return -ENOMEM;
 	rep->n_written++;
 	return 0;
-}
-
-static bool parse_num(const char *s, double *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return false;
-	*out = strtod(s, &end);
-	return !*end && isfinite(*out);
 }
 
 /* File names come from column names in the CSV: keep them to a safe alphabet. */
@@ -185,6 +181,28 @@ static int cmp_x(const void *a, const void *b, void *arg)
 	return (x[i] > x[j]) - (x[i] < x[j]);
 }
 
+/* The repeats of each (line, x) as one group of the shared aggregation. */
+static int group_rows(struct plot_ctx *c)
+{
+	long *key = malloc((c->t.n_rows + 1) * sizeof(*key));
+	int ret = -ENOMEM;
+
+	c->table = (struct agg_table){.rows = (char *const *const *)c->t.rows,
+				      .n_rows = c->t.n_rows,
+				      .c_status = (size_t)c->c_status};
+	c->cell = calloc(c->n_lines * c->n_x + 1, sizeof(*c->cell));
+	if (!key || !c->cell)
+		goto out;
+	for (size_t r = 0; r < c->t.n_rows; r++)
+		key[r] = c->row_x[r] < 0 ? -1 : c->row_line[r] * (long)c->n_x + c->row_x[r];
+	ret = agg_group_by(&c->table, key, &c->groups);
+	for (size_t i = 0; !ret && i < c->groups.n; i++)
+		c->cell[c->groups.g[i].key] = &c->groups.g[i];
+out:
+	free(key);
+	return ret;
+}
+
 static int index_rows(struct plot_ctx *c)
 {
 	struct csv_table *t = &c->t;
@@ -233,7 +251,7 @@ static int index_rows(struct plot_ctx *c)
 		return -ENOMEM;
 	c->x_numeric = true;
 	for (size_t i = 0; i < c->n_x; i++)
-		if (!parse_num(c->xs[i], &c->x_num[i]))
+		if (!agg_value(c->xs[i], &c->x_num[i]))
 			c->x_numeric = false;
 	if (c->x_numeric && c->n_x > 1) {
 		size_t *order = malloc(c->n_x * sizeof(*order));
@@ -266,23 +284,17 @@ static int index_rows(struct plot_ctx *c)
 		free(order);
 		free(rank);
 	}
-	return n_ok ? 0 : -ENODATA;
+	return n_ok ? group_rows(c) : -ENODATA;
 }
 
 /* Mean and CI of column col over the ok rows of (line, x). Returns the number of values. */
 static size_t aggregate(struct plot_ctx *c, long col, size_t line, size_t xi, double *vals,
 			struct mean_ci *out)
 {
-	size_t n = 0;
+	const struct agg_group *g = c->cell[line * c->n_x + xi];
 
-	for (size_t r = 0; r < c->t.n_rows; r++) {
-		if (c->row_line[r] != (long)line || c->row_x[r] != (long)xi)
-			continue;
-		if (parse_num(c->t.rows[r][col], &vals[n]))
-			n++;
-	}
-	*out = stats_mean_ci(vals, n);
-	return n;
+	*out = g ? agg_mean_ci(&c->table, g, (size_t)col, vals) : stats_mean_ci(vals, 0);
+	return out->n;
 }
 
 static bool column_has_value(struct plot_ctx *c, long col)
@@ -359,7 +371,7 @@ static int run_program(struct plot_ctx *c, char *const argv[])
 				GNUPLOT_TIMEOUT_MS);
 			return -ETIMEDOUT;
 		}
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		struct timespec ts = {0, 10 * 1000 * 1000};
 
 		nanosleep(&ts, NULL);
 	}
@@ -390,9 +402,9 @@ static int render(struct plot_ctx *c, const char *name, const char *template,
 	char *gp = util_asprintf("%s/%s.gp", c->plots_dir, name);
 	char *dat = util_asprintf("%s/%s.dat", c->plots_dir, name);
 	char *tpl = util_asprintf("%s/%s", c->template_dir, template);
-	char *out[2] = { util_asprintf("%s/%s.png", c->plots_dir, name),
-			 util_asprintf("%s/%s.svg", c->plots_dir, name) };
-	static const char *const ext[2] = { "png", "svg" };
+	char *out[2] = {util_asprintf("%s/%s.png", c->plots_dir, name),
+			util_asprintf("%s/%s.svg", c->plots_dir, name)};
+	static const char *const ext[2] = {"png", "svg"};
 	FILE *f = NULL;
 	int ret = -ENOMEM;
 
@@ -433,9 +445,19 @@ static int render(struct plot_ctx *c, const char *name, const char *template,
 		goto out;
 	}
 	for (int k = 0; k < 2; k++) {
-		char *argv[] = { c->gnuplot, "-c", tpl, dat, out[k], (char *)args[0],
-				 (char *)args[1], (char *)args[2], (char *)args[3],
-				 (char *)args[4], (char *)args[5], (char *)ext[k], NULL };
+		char *argv[] = {c->gnuplot,
+				"-c",
+				tpl,
+				dat,
+				out[k],
+				(char *)args[0],
+				(char *)args[1],
+				(char *)args[2],
+				(char *)args[3],
+				(char *)args[4],
+				(char *)args[5],
+				(char *)ext[k],
+				NULL};
 		struct stat st;
 
 		unlink(out[k]);
@@ -467,8 +489,8 @@ out:
 /* ---- line graphs ---- */
 
 struct series {
-	long col;		/* the CSV column aggregated */
-	const char *suffix;	/* appended to the line label in the key ("p50"), or NULL */
+	long col;	    /* the CSV column aggregated */
+	const char *suffix; /* appended to the line label in the key ("p50"), or NULL */
 };
 
 /*
@@ -513,8 +535,8 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	}
 
 	bool logy = ymin > 0 && isfinite(ymin) && ymax / ymin > 20;
-	bool logx = !points && c->x_numeric && c->x_num[0] > 0 &&
-		    c->x_num[c->n_x - 1] / c->x_num[0] > 16;
+	bool logx =
+	    !points && c->x_numeric && c->x_num[0] > 0 && c->x_num[c->n_x - 1] / c->x_num[0] > 16;
 
 	f = fopen(dat, "w");
 	lf = open_memstream(&labels, &labels_len);
@@ -588,7 +610,7 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 		goto out;
 	sanitize_label(xlabel);
 
-	const char *args[6] = { title, subtitle, xlabel, ylabel, labels, flags };
+	const char *args[6] = {title, subtitle, xlabel, ylabel, labels, flags};
 
 	ret = render(c, name, "lines.gp", args);
 out:
@@ -621,16 +643,18 @@ static int plot_latency(struct plot_ctx *c)
 		char *metric = strndup(h, len - 7);
 		char *p99 = metric ? util_asprintf("%s_p99_ns", metric) : NULL;
 		char *name = metric ? util_asprintf("latency-%s", metric) : NULL;
-		char *title = metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
-						 "mean of repeats with 95%% CI", metric)
-				     : NULL;
+		char *title =
+		    metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
+					   "mean of repeats with 95%% CI",
+					   metric)
+			   : NULL;
 		int ret = -ENOMEM;
 
 		if (p99 && name && title) {
 			sanitize_name(name);
 			sanitize_label(title);
 			long c99 = csv_column(&c->t, p99);
-			struct series s[2] = { { (long)i, "p50" }, { c99, "p99" } };
+			struct series s[2] = {{(long)i, "p50"}, {c99, "p99"}};
 
 			ret = graph_lines(c, name, title, subtitle_of(false), "latency (ns)", s,
 					  c99 >= 0 ? 2 : 1);
@@ -648,11 +672,12 @@ static int plot_latency(struct plot_ctx *c)
 static int plot_throughput(struct plot_ctx *c)
 {
 	long col = csv_column(&c->t, "ops_per_sec");
-	struct series s = { col, NULL };
+	struct series s = {col, NULL};
 
 	if (col < 0)
 		return 0;
-	return graph_lines(c, "throughput", "Throughput: ops/s over all CPUs (mean of repeats, 95% CI)",
+	return graph_lines(c, "throughput",
+			   "Throughput: ops/s over all CPUs (mean of repeats, 95% CI)",
 			   subtitle_of(true), "ops/s", &s, 1);
 }
 
@@ -674,8 +699,9 @@ static int plot_counters(struct plot_ctx *c)
 		if (!events && !column_has_value(c, (long)i))
 			continue;
 		char *name = util_asprintf("counter-%s", h);
-		char *title = events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
-		struct series s = { events ? cp : (long)i, NULL };
+		char *title =
+		    events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
+		struct series s = {events ? cp : (long)i, NULL};
 
 		if (name && title) {
 			sanitize_name(name);
@@ -769,14 +795,14 @@ static int plot_phases(struct plot_ctx *c)
 		if ((unsigned char)*p < 0x20 || *p == '"')
 			*p = '_';
 	title = util_asprintf("Time per op in each phase at %s = %s (mean of repeats)", c->x_name,
-			  c->xs[xi]);
+			      c->xs[xi]);
 	if (!title) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	sanitize_label(title);
 
-	const char *args[6] = { title, subtitle_of(false), "", "ns per op", labels, "" };
+	const char *args[6] = {title, subtitle_of(false), "", "ns per op", labels, ""};
 
 	ret = render(c, "phases", "phases.gp", args);
 out:
@@ -825,7 +851,7 @@ static int copy_templates(struct plot_ctx *c)
 				ret = set_err(c, -EIO, "%s: write failed", dst);
 				goto next;
 			}
-next:
+	next:
 		if (in)
 			fclose(in);
 		if (out && fclose(out) && !ret)
@@ -852,8 +878,8 @@ static int load_table(struct plot_ctx *c)
 	c->c_plugin = csv_column(&c->t, "plugin");
 	c->c_status = csv_column(&c->t, "status");
 	if (c->c_plugin < 0 || c->c_status < 0) {
-		ret = set_err(c, -EINVAL, "%s:1: no '%s' column: not an iommulab trials.csv",
-			      path, c->c_plugin < 0 ? "plugin" : "status");
+		ret = set_err(c, -EINVAL, "%s:1: no '%s' column: not an iommulab trials.csv", path,
+			      c->c_plugin < 0 ? "plugin" : "status");
 		goto out;
 	}
 	/* The sweep axes sit between plugin and status; x is the first, or the CPU count. */
@@ -892,6 +918,8 @@ static void ctx_free(struct plot_ctx *c)
 	free(c->lines);
 	free(c->row_x);
 	free(c->row_line);
+	free((void *)c->cell);
+	agg_groups_free(&c->groups);
 	free(c->other_axes);
 	csv_free(&c->t);
 	free(c->plots_dir);
@@ -905,8 +933,12 @@ static void ctx_free(struct plot_ctx *c)
 int plot_results(const char *results_dir, const char *template_dir, const char *gnuplot,
 		 struct plot_report *report, char *err, size_t err_len)
 {
-	struct plot_ctx c = { .dir = results_dir, .template_dir = template_dir, .rep = report,
-			      .err = err, .err_len = err_len, .log_fd = -1 };
+	struct plot_ctx c = {.dir = results_dir,
+			     .template_dir = template_dir,
+			     .rep = report,
+			     .err = err,
+			     .err_len = err_len,
+			     .log_fd = -1};
 	int ret;
 
 	memset(report, 0, sizeof(*report));
@@ -968,9 +1000,10 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 
 	if (!c.gnuplot) {
 		report->rendered = 0;
-		snprintf(report->note, sizeof(report->note),
-			 "gnuplot not found; the data and scripts are in %s: render with: gnuplot %s",
-			 c.plots_dir, c.first_graph ? c.first_graph : "<name>.gp");
+		snprintf(
+		    report->note, sizeof(report->note),
+		    "gnuplot not found; the data and scripts are in %s: render with: gnuplot %s",
+		    c.plots_dir, c.first_graph ? c.first_graph : "<name>.gp");
 	} else if (c.n_render_failed) {
 		ret = set_err(&c, -EIO, "gnuplot failed on %d render(s); see %s", c.n_render_failed,
 			      c.log_path);
