@@ -1,72 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plot -- read a results directory's trials.csv back, aggregate the repeats of each (x value,
- * line) into a mean and 95% CI, and write gnuplot data, wrapper scripts and PNG/SVG graphs
- * under DIR/plots/ (see plot.h). trials.csv is read by column name, so the same code plots
- * any run: cmdq, iova or dma, with any sweep axes, metrics, phases and counters.
+ * line) into a mean and 95% CI (results/aggregate.h, as summary.json does), and write gnuplot data,
+ * wrapper scripts and PNG/SVG graphs under DIR/plots/ (see plot.h). trials.csv is read by column
+ * name, so the same code plots any run: cmdq, iova or dma, with any sweep axes, metrics, phases and
+ * counters.
  */
 #include "plot/plot.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "results/csv.h"
+#include "plot/plot_internal.h"
 #include "util/fs.h"
-#include "stats/stats.h"
 
-extern char **environ;
-
-/* A gnuplot render of one graph is well under a second; a hung one must not hang the run. */
-#define GNUPLOT_TIMEOUT_MS 60000
-
-static const char *const template_names[] = { "style.gp", "lines.gp", "phases.gp" };
-
-struct plot_ctx {
-	const char *dir;
-	char *plots_dir;
-	const char *template_dir;
-	char *gnuplot;		/* resolved program, NULL when not found */
-	char *log_path;
-	int log_fd;
-	struct plot_report *rep;
-	char *err;
-	size_t err_len;
-	int n_render_failed;
-	char *first_graph;	/* for the "render with" note */
-
-	struct csv_table t;
-	long c_plugin, c_status, c_x;
-	long *other_axes;
-	size_t n_other;
-	const char *x_name;
-
-	/* Distinct x values (numeric order when all are numbers) and lines, over ok rows. */
-	char **xs;
-	double *x_num;
-	size_t n_x;
-	bool x_numeric;
-	char **lines;		/* "plugin axis=value ..." */
-	size_t n_lines;
-	long *row_x, *row_line; /* per row; -1 for rows not plotted */
-};
-
-
-static int set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
+int plot_set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -76,7 +32,7 @@ static int set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
 	return ret;
 }
 
-static int report_add(struct plot_report *rep, const char *path)
+int plot_report_add(struct plot_report *rep, const char *path)
 {
 	char **w = realloc(rep->written, (rep->n_written + 1) * sizeof(*w));
 
@@ -90,16 +46,6 @@ static int report_add(struct plot_report *rep, const char *path)
 	return 0;
 }
 
-static bool parse_num(const char *s, double *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return false;
-	*out = strtod(s, &end);
-	return !*end && isfinite(*out);
-}
-
 /* File names come from column names in the CSV: keep them to a safe alphabet. */
 static void sanitize_name(char *s)
 {
@@ -110,365 +56,18 @@ static void sanitize_name(char *s)
 }
 
 /* Text that goes into a gnuplot argument list or data file: one line, no '"' or '|'. */
-static void sanitize_label(char *s)
+void plot_sanitize_label(char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == '"' || *s == '|')
 			*s = *s == '"' ? '\'' : (*s == '|' ? '/' : ' ');
 }
 
-/* ---- the table: x values, lines and which rows count ---- */
-
-static long find_index(char **v, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(v[i], s))
-			return (long)i;
-	return -1;
-}
-
-static int push_str(char ***v, size_t *n, const char *s)
-{
-	char **nv = realloc(*v, (*n + 1) * sizeof(*nv));
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	nv[*n] = strdup(s);
-	if (!nv[*n])
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-static char *line_label(struct plot_ctx *c, char **row)
-{
-	size_t cap = 256, len = 0;
-	char *s = malloc(cap);
-
-	if (!s)
-		return NULL;
-	len = (size_t)snprintf(s, cap, "%s", row[c->c_plugin]);
-	for (size_t i = 0; i < c->n_other; i++) {
-		const char *name = c->t.header[c->other_axes[i]];
-		const char *dot = strrchr(name, '.');
-		char *part = util_asprintf(" %s=%s", dot ? dot + 1 : name, row[c->other_axes[i]]);
-
-		if (!part) {
-			free(s);
-			return NULL;
-		}
-		if (len + strlen(part) + 1 > cap) {
-			cap = len + strlen(part) + 256;
-			char *ns = realloc(s, cap);
-
-			if (!ns) {
-				free(part);
-				free(s);
-				return NULL;
-			}
-			s = ns;
-		}
-		strcpy(s + len, part);
-		len += strlen(part);
-		free(part);
-	}
-	sanitize_label(s);
-	return s;
-}
-
-static int cmp_x(const void *a, const void *b, void *arg)
-{
-	const double *x = arg;
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
-
-	return (x[i] > x[j]) - (x[i] < x[j]);
-}
-
-static int index_rows(struct plot_ctx *c)
-{
-	struct csv_table *t = &c->t;
-	size_t n_ok = 0;
-
-	c->row_x = malloc((t->n_rows + 1) * sizeof(long));
-	c->row_line = malloc((t->n_rows + 1) * sizeof(long));
-	if (!c->row_x || !c->row_line)
-		return -ENOMEM;
-
-	for (size_t r = 0; r < t->n_rows; r++) {
-		char **row = t->rows[r];
-
-		c->row_x[r] = c->row_line[r] = -1;
-		if (strcmp(row[c->c_status], "ok"))
-			continue;
-		n_ok++;
-		long xi = find_index(c->xs, c->n_x, row[c->c_x]);
-
-		if (xi < 0) {
-			if (push_str(&c->xs, &c->n_x, row[c->c_x]))
-				return -ENOMEM;
-			xi = (long)c->n_x - 1;
-		}
-		char *label = line_label(c, row);
-
-		if (!label)
-			return -ENOMEM;
-		long li = find_index(c->lines, c->n_lines, label);
-
-		if (li < 0) {
-			if (push_str(&c->lines, &c->n_lines, label)) {
-				free(label);
-				return -ENOMEM;
-			}
-			li = (long)c->n_lines - 1;
-		}
-		free(label);
-		c->row_x[r] = xi;
-		c->row_line[r] = li;
-	}
-
-	/* Numeric x (CPUs, cmds_per_sync): sort by value; otherwise keep first-seen order. */
-	c->x_num = calloc(c->n_x + 1, sizeof(double));
-	if (!c->x_num)
-		return -ENOMEM;
-	c->x_numeric = true;
-	for (size_t i = 0; i < c->n_x; i++)
-		if (!parse_num(c->xs[i], &c->x_num[i]))
-			c->x_numeric = false;
-	if (c->x_numeric && c->n_x > 1) {
-		size_t *order = malloc(c->n_x * sizeof(*order));
-		long *rank = malloc(c->n_x * sizeof(*rank));
-		char **xs = malloc(c->n_x * sizeof(*xs));
-		double *xn = malloc(c->n_x * sizeof(*xn));
-
-		if (!order || !rank || !xs || !xn) {
-			free(order);
-			free(rank);
-			free(xs);
-			free(xn);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < c->n_x; i++)
-			order[i] = i;
-		qsort_r(order, c->n_x, sizeof(*order), cmp_x, c->x_num);
-		for (size_t i = 0; i < c->n_x; i++) {
-			rank[order[i]] = (long)i;
-			xs[i] = c->xs[order[i]];
-			xn[i] = c->x_num[order[i]];
-		}
-		for (size_t r = 0; r < t->n_rows; r++)
-			if (c->row_x[r] >= 0)
-				c->row_x[r] = rank[c->row_x[r]];
-		free(c->xs);
-		free(c->x_num);
-		c->xs = xs;
-		c->x_num = xn;
-		free(order);
-		free(rank);
-	}
-	return n_ok ? 0 : -ENODATA;
-}
-
-/* Mean and CI of column col over the ok rows of (line, x). Returns the number of values. */
-static size_t aggregate(struct plot_ctx *c, long col, size_t line, size_t xi, double *vals,
-			struct mean_ci *out)
-{
-	size_t n = 0;
-
-	for (size_t r = 0; r < c->t.n_rows; r++) {
-		if (c->row_line[r] != (long)line || c->row_x[r] != (long)xi)
-			continue;
-		if (parse_num(c->t.rows[r][col], &vals[n]))
-			n++;
-	}
-	*out = stats_mean_ci(vals, n);
-	return n;
-}
-
-static bool column_has_value(struct plot_ctx *c, long col)
-{
-	for (size_t r = 0; r < c->t.n_rows; r++)
-		if (c->row_x[r] >= 0 && c->t.rows[r][col][0])
-			return true;
-	return false;
-}
-
-/* ---- gnuplot ---- */
-
-static bool is_executable(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
-}
-
-/* The program to run: a path as given, or a bare name looked up in PATH like execvp would. */
-static char *find_program(const char *prog)
-{
-	if (strchr(prog, '/'))
-		return is_executable(prog) ? strdup(prog) : NULL;
-
-	const char *path = getenv("PATH");
-
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path;;) {
-		const char *colon = strchr(p, ':');
-		size_t len = colon ? (size_t)(colon - p) : strlen(p);
-		char *cand = util_asprintf("%.*s/%s", (int)len, len ? p : ".", prog);
-
-		if (cand && is_executable(cand))
-			return cand;
-		free(cand);
-		if (!colon)
-			return NULL;
-		p = colon + 1;
-	}
-}
-
-/* Run argv with stdin from /dev/null and stdout/stderr into the log; 0 if it exited 0. */
-static int run_program(struct plot_ctx *c, char *const argv[])
-{
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int ret, status;
-
-	if (posix_spawn_file_actions_init(&fa))
-		return -ENOMEM;
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, c->log_fd, 1);
-	posix_spawn_file_actions_adddup2(&fa, c->log_fd, 2);
-	/* argv goes to the program as is: no shell ever sees text from the CSV. */
-	ret = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (ret)
-		return -ret;
-
-	for (long waited_ms = 0;; waited_ms += 10) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR)
-			return -errno;
-		if (waited_ms >= GNUPLOT_TIMEOUT_MS) {
-			kill(pid, SIGKILL);
-			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-				;
-			dprintf(c->log_fd, "iommulab: %s killed after %d ms\n", argv[0],
-				GNUPLOT_TIMEOUT_MS);
-			return -ETIMEDOUT;
-		}
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-	}
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
-}
-
-/* Append a gnuplot single-quoted string ('' is the only escape inside one). */
-static void gp_quote(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);
-		fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
-	}
-	fputc('\'', f);
-}
-
-#define N_TEMPLATE_ARGS 7 /* TITLE SUBTITLE XLABEL YLABEL LABELS FLAGS, after DATA OUT */
-
-/*
- * Write DIR/plots/<name>.gp (re-renders from the copies of the templates next to it, wherever
- * the directory is moved) and, if gnuplot is here, render <name>.png and <name>.svg.
- */
-static int render(struct plot_ctx *c, const char *name, const char *template,
-		  const char *const args[6])
-{
-	char *gp = util_asprintf("%s/%s.gp", c->plots_dir, name);
-	char *dat = util_asprintf("%s/%s.dat", c->plots_dir, name);
-	char *tpl = util_asprintf("%s/%s", c->template_dir, template);
-	char *out[2] = { util_asprintf("%s/%s.png", c->plots_dir, name),
-			 util_asprintf("%s/%s.svg", c->plots_dir, name) };
-	static const char *const ext[2] = { "png", "svg" };
-	FILE *f = NULL;
-	int ret = -ENOMEM;
-
-	if (!gp || !dat || !tpl || !out[0] || !out[1])
-		goto out;
-
-	f = fopen(gp, "w");
-	if (!f) {
-		ret = set_err(c, -errno, "%s: %s", gp, strerror(errno));
-		goto out;
-	}
-	fprintf(f, "# %s.gp -- re-render %s.png and %s.svg from %s.dat (written by iommulab)\n",
-		name, name, name, name);
-	fprintf(f, "# usage: gnuplot path/to/%s.gp   (from any directory)\n", name);
-	fputs("_d = \"\"\n_p = ARG0\n", f);
-	fputs("while (strstrt(_p, \"/\") > 0) { _i = strstrt(_p, \"/\"); "
-	      "_d = _d . _p[1:_i]; _p = _p[_i+1:] }\n",
-	      f);
-	for (int k = 0; k < 2; k++) {
-		fprintf(f, "call _d.'%s' _d.'%s.dat' _d.'%s.%s'", template, name, name, ext[k]);
-		for (int a = 0; a < 6; a++) {
-			fputc(' ', f);
-			gp_quote(f, args[a]);
-		}
-		fprintf(f, " '%s'\n", ext[k]);
-	}
-	if (fclose(f)) {
-		f = NULL;
-		ret = set_err(c, -errno, "%s: %s", gp, strerror(errno));
-		goto out;
-	}
-	f = NULL;
-	if (!c->first_graph)
-		c->first_graph = strdup(gp);
-
-	if (!c->gnuplot) {
-		ret = report_add(c->rep, gp);
-		goto out;
-	}
-	for (int k = 0; k < 2; k++) {
-		char *argv[] = { c->gnuplot, "-c", tpl, dat, out[k], (char *)args[0],
-				 (char *)args[1], (char *)args[2], (char *)args[3],
-				 (char *)args[4], (char *)args[5], (char *)ext[k], NULL };
-		struct stat st;
-
-		unlink(out[k]);
-		ret = run_program(c, argv);
-		if (!ret && (stat(out[k], &st) || st.st_size == 0))
-			ret = -EIO;
-		if (ret) {
-			dprintf(c->log_fd, "iommulab: rendering %s failed: %s\n", out[k],
-				strerror(-ret));
-			c->n_render_failed++;
-			continue;
-		}
-		ret = report_add(c->rep, out[k]);
-		if (ret)
-			goto out;
-	}
-	ret = 0;
-out:
-	if (f)
-		fclose(f);
-	free(gp);
-	free(dat);
-	free(tpl);
-	free(out[0]);
-	free(out[1]);
-	return ret;
-}
-
 /* ---- line graphs ---- */
 
 struct series {
-	long col;		/* the CSV column aggregated */
-	const char *suffix;	/* appended to the line label in the key ("p50"), or NULL */
+	long col;	    /* the CSV column aggregated */
+	const char *suffix; /* appended to the line label in the key ("p50"), or NULL */
 };
 
 /*
@@ -499,7 +98,7 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 			for (size_t x = 0; x < c->n_x; x++) {
 				struct mean_ci *m = &ci[(l * n_series + k) * c->n_x + x];
 
-				if (!aggregate(c, s[k].col, l, x, vals, m))
+				if (!plot_aggregate(c, s[k].col, l, x, vals, m))
 					continue;
 				have_line[l] = any = true;
 				if (m->mean > 0 && m->mean < ymin)
@@ -513,13 +112,13 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	}
 
 	bool logy = ymin > 0 && isfinite(ymin) && ymax / ymin > 20;
-	bool logx = !points && c->x_numeric && c->x_num[0] > 0 &&
-		    c->x_num[c->n_x - 1] / c->x_num[0] > 16;
+	bool logx =
+	    !points && c->x_numeric && c->x_num[0] > 0 && c->x_num[c->n_x - 1] / c->x_num[0] > 16;
 
 	f = fopen(dat, "w");
 	lf = open_memstream(&labels, &labels_len);
 	if (!f || !lf) {
-		ret = set_err(c, -errno, "%s: %s", dat, strerror(errno));
+		ret = plot_set_err(c, -errno, "%s: %s", dat, strerror(errno));
 		goto out;
 	}
 	size_t written = 0, line_no = 0;
@@ -572,7 +171,7 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	lf = NULL;
 	if (fclose(f)) {
 		f = NULL;
-		ret = set_err(c, -errno, "%s: %s", dat, strerror(errno));
+		ret = plot_set_err(c, -errno, "%s: %s", dat, strerror(errno));
 		goto out;
 	}
 	f = NULL;
@@ -586,11 +185,11 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 		xlabel = strdup(c->x_name);
 	if (!xlabel)
 		goto out;
-	sanitize_label(xlabel);
+	plot_sanitize_label(xlabel);
 
-	const char *args[6] = { title, subtitle, xlabel, ylabel, labels, flags };
+	const char *args[6] = {title, subtitle, xlabel, ylabel, labels, flags};
 
-	ret = render(c, name, "lines.gp", args);
+	ret = plot_render(c, name, "lines.gp", args);
 out:
 	if (f)
 		fclose(f);
@@ -621,16 +220,18 @@ static int plot_latency(struct plot_ctx *c)
 		char *metric = strndup(h, len - 7);
 		char *p99 = metric ? util_asprintf("%s_p99_ns", metric) : NULL;
 		char *name = metric ? util_asprintf("latency-%s", metric) : NULL;
-		char *title = metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
-						 "mean of repeats with 95%% CI", metric)
-				     : NULL;
+		char *title =
+		    metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
+					   "mean of repeats with 95%% CI",
+					   metric)
+			   : NULL;
 		int ret = -ENOMEM;
 
 		if (p99 && name && title) {
 			sanitize_name(name);
-			sanitize_label(title);
+			plot_sanitize_label(title);
 			long c99 = csv_column(&c->t, p99);
-			struct series s[2] = { { (long)i, "p50" }, { c99, "p99" } };
+			struct series s[2] = {{(long)i, "p50"}, {c99, "p99"}};
 
 			ret = graph_lines(c, name, title, subtitle_of(false), "latency (ns)", s,
 					  c99 >= 0 ? 2 : 1);
@@ -648,11 +249,12 @@ static int plot_latency(struct plot_ctx *c)
 static int plot_throughput(struct plot_ctx *c)
 {
 	long col = csv_column(&c->t, "ops_per_sec");
-	struct series s = { col, NULL };
+	struct series s = {col, NULL};
 
 	if (col < 0)
 		return 0;
-	return graph_lines(c, "throughput", "Throughput: ops/s over all CPUs (mean of repeats, 95% CI)",
+	return graph_lines(c, "throughput",
+			   "Throughput: ops/s over all CPUs (mean of repeats, 95% CI)",
 			   subtitle_of(true), "ops/s", &s, 1);
 }
 
@@ -668,18 +270,19 @@ static int plot_counters(struct plot_ctx *c)
 		free(per);
 		if (cp < 0)
 			continue;
-		bool events = column_has_value(c, cp);
+		bool events = plot_column_has_value(c, cp);
 
 		/* A level (things held) leaves _per_op empty: plot the level itself. */
-		if (!events && !column_has_value(c, (long)i))
+		if (!events && !plot_column_has_value(c, (long)i))
 			continue;
 		char *name = util_asprintf("counter-%s", h);
-		char *title = events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
-		struct series s = { events ? cp : (long)i, NULL };
+		char *title =
+		    events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
+		struct series s = {events ? cp : (long)i, NULL};
 
 		if (name && title) {
 			sanitize_name(name);
-			sanitize_label(title);
+			plot_sanitize_label(title);
 			ret = graph_lines(c, name, title,
 					  events ? "per op (events counted / ops completed)"
 						 : "level (held at the end of the trial)",
@@ -714,7 +317,7 @@ static int plot_phases(struct plot_ctx *c)
 		size_t len = strlen(h);
 
 		if (len > 9 && !strncmp(h, "phase_", 6) && !strcmp(h + len - 3, "_ns") &&
-		    column_has_value(c, (long)i))
+		    plot_column_has_value(c, (long)i))
 			cols[n_ph++] = (long)i;
 	}
 	ret = 0;
@@ -724,7 +327,7 @@ static int plot_phases(struct plot_ctx *c)
 	f = fopen(dat, "w");
 	lf = open_memstream(&labels, &labels_len);
 	if (!f || !lf) {
-		ret = set_err(c, -errno, "%s: %s", dat, strerror(errno));
+		ret = plot_set_err(c, -errno, "%s: %s", dat, strerror(errno));
 		goto out;
 	}
 	fprintf(f, "# phases: mean ns per op in each phase at %s = %s\n# line", c->x_name,
@@ -741,7 +344,7 @@ static int plot_phases(struct plot_ctx *c)
 		bool any = false;
 
 		for (size_t p = 0; p < n_ph && p < 64; p++)
-			if (aggregate(c, cols[p], l, xi, vals, &m[p]))
+			if (plot_aggregate(c, cols[p], l, xi, vals, &m[p]))
 				any = true;
 		if (!any)
 			continue;
@@ -759,7 +362,7 @@ static int plot_phases(struct plot_ctx *c)
 	lf = NULL;
 	if (fclose(f)) {
 		f = NULL;
-		ret = set_err(c, -errno, "%s: %s", dat, strerror(errno));
+		ret = plot_set_err(c, -errno, "%s: %s", dat, strerror(errno));
 		goto out;
 	}
 	f = NULL;
@@ -769,16 +372,16 @@ static int plot_phases(struct plot_ctx *c)
 		if ((unsigned char)*p < 0x20 || *p == '"')
 			*p = '_';
 	title = util_asprintf("Time per op in each phase at %s = %s (mean of repeats)", c->x_name,
-			  c->xs[xi]);
+			      c->xs[xi]);
 	if (!title) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	sanitize_label(title);
+	plot_sanitize_label(title);
 
-	const char *args[6] = { title, subtitle_of(false), "", "ns per op", labels, "" };
+	const char *args[6] = {title, subtitle_of(false), "", "ns per op", labels, ""};
 
-	ret = render(c, "phases", "phases.gp", args);
+	ret = plot_render(c, "phases", "phases.gp", args);
 out:
 	if (f)
 		fclose(f);
@@ -794,50 +397,6 @@ out:
 
 /* ---- setup ---- */
 
-/* Copy the templates next to the data so DIR/plots/ renders on any machine with gnuplot. */
-static int copy_templates(struct plot_ctx *c)
-{
-	char buf[8192];
-
-	for (size_t i = 0; i < sizeof(template_names) / sizeof(template_names[0]); i++) {
-		char *src = util_asprintf("%s/%s", c->template_dir, template_names[i]);
-		char *dst = util_asprintf("%s/%s", c->plots_dir, template_names[i]);
-		FILE *in = NULL, *out = NULL;
-		int ret = 0;
-
-		if (!src || !dst) {
-			ret = -ENOMEM;
-			goto next;
-		}
-		in = fopen(src, "rb");
-		if (!in) {
-			ret = set_err(c, -errno, "%s: %s (is the plot template directory right?)",
-				      src, strerror(errno));
-			goto next;
-		}
-		out = fopen(dst, "wb");
-		if (!out) {
-			ret = set_err(c, -errno, "%s: %s", dst, strerror(errno));
-			goto next;
-		}
-		for (size_t n; (n = fread(buf, 1, sizeof(buf), in)) > 0;)
-			if (fwrite(buf, 1, n, out) != n) {
-				ret = set_err(c, -EIO, "%s: write failed", dst);
-				goto next;
-			}
-next:
-		if (in)
-			fclose(in);
-		if (out && fclose(out) && !ret)
-			ret = set_err(c, -EIO, "%s: write failed", dst);
-		free(src);
-		free(dst);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 static int load_table(struct plot_ctx *c)
 {
 	char *path = util_asprintf("%s/trials.csv", c->dir);
@@ -852,8 +411,8 @@ static int load_table(struct plot_ctx *c)
 	c->c_plugin = csv_column(&c->t, "plugin");
 	c->c_status = csv_column(&c->t, "status");
 	if (c->c_plugin < 0 || c->c_status < 0) {
-		ret = set_err(c, -EINVAL, "%s:1: no '%s' column: not an iommulab trials.csv",
-			      path, c->c_plugin < 0 ? "plugin" : "status");
+		ret = plot_set_err(c, -EINVAL, "%s:1: no '%s' column: not an iommulab trials.csv",
+				   path, c->c_plugin < 0 ? "plugin" : "status");
 		goto out;
 	}
 	/* The sweep axes sit between plugin and status; x is the first, or the CPU count. */
@@ -870,7 +429,8 @@ static int load_table(struct plot_ctx *c)
 	} else {
 		c->c_x = csv_column(&c->t, "cpus");
 		if (c->c_x < 0) {
-			ret = set_err(c, -EINVAL, "%s:1: no sweep axis and no 'cpus' column", path);
+			ret = plot_set_err(c, -EINVAL, "%s:1: no sweep axis and no 'cpus' column",
+					   path);
 			goto out;
 		}
 	}
@@ -892,6 +452,8 @@ static void ctx_free(struct plot_ctx *c)
 	free(c->lines);
 	free(c->row_x);
 	free(c->row_line);
+	free((void *)c->cell);
+	agg_groups_free(&c->groups);
 	free(c->other_axes);
 	csv_free(&c->t);
 	free(c->plots_dir);
@@ -905,8 +467,12 @@ static void ctx_free(struct plot_ctx *c)
 int plot_results(const char *results_dir, const char *template_dir, const char *gnuplot,
 		 struct plot_report *report, char *err, size_t err_len)
 {
-	struct plot_ctx c = { .dir = results_dir, .template_dir = template_dir, .rep = report,
-			      .err = err, .err_len = err_len, .log_fd = -1 };
+	struct plot_ctx c = {.dir = results_dir,
+			     .template_dir = template_dir,
+			     .rep = report,
+			     .err = err,
+			     .err_len = err_len,
+			     .log_fd = -1};
 	int ret;
 
 	memset(report, 0, sizeof(*report));
@@ -916,7 +482,7 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 	ret = load_table(&c);
 	if (ret)
 		goto out;
-	ret = index_rows(&c);
+	ret = plot_index_rows(&c);
 	if (ret == -ENODATA) {
 		snprintf(report->note, sizeof(report->note),
 			 "%s/trials.csv has no successful trial: nothing to plot", results_dir);
@@ -932,14 +498,14 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 		goto out;
 	}
 	if (mkdir(c.plots_dir, 0755) && errno != EEXIST) {
-		ret = set_err(&c, -errno, "%s: %s", c.plots_dir, strerror(errno));
+		ret = plot_set_err(&c, -errno, "%s: %s", c.plots_dir, strerror(errno));
 		goto out;
 	}
-	ret = copy_templates(&c);
+	ret = plot_copy_templates(&c);
 	if (ret)
 		goto out;
 
-	c.gnuplot = find_program(gnuplot ? gnuplot : "gnuplot");
+	c.gnuplot = plot_find_program(gnuplot ? gnuplot : "gnuplot");
 	if (c.gnuplot) {
 		c.log_path = util_asprintf("%s/gnuplot.log", c.plots_dir);
 		if (!c.log_path) {
@@ -948,7 +514,7 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 		}
 		c.log_fd = open(c.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (c.log_fd < 0) {
-			ret = set_err(&c, -errno, "%s: %s", c.log_path, strerror(errno));
+			ret = plot_set_err(&c, -errno, "%s: %s", c.log_path, strerror(errno));
 			goto out;
 		}
 	}
@@ -968,12 +534,13 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 
 	if (!c.gnuplot) {
 		report->rendered = 0;
-		snprintf(report->note, sizeof(report->note),
-			 "gnuplot not found; the data and scripts are in %s: render with: gnuplot %s",
-			 c.plots_dir, c.first_graph ? c.first_graph : "<name>.gp");
+		snprintf(
+		    report->note, sizeof(report->note),
+		    "gnuplot not found; the data and scripts are in %s: render with: gnuplot %s",
+		    c.plots_dir, c.first_graph ? c.first_graph : "<name>.gp");
 	} else if (c.n_render_failed) {
-		ret = set_err(&c, -EIO, "gnuplot failed on %d render(s); see %s", c.n_render_failed,
-			      c.log_path);
+		ret = plot_set_err(&c, -EIO, "gnuplot failed on %d plot_render(s); see %s",
+				   c.n_render_failed, c.log_path);
 	} else {
 		report->rendered = 1;
 	}

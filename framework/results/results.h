@@ -14,7 +14,9 @@
  * M_p90_ns, M_p99_ns, M_p999_ns, M_max_ns; then per phase P: phase_P_ns; then per counter C:
  * C (total) and C_per_op; last, error (quoted). Metric, phase and counter columns are the union
  * over all plugins of the run, known when the file is opened; a trial without one leaves it
- * empty. Library code: never prints; errors as -errno with a message in err.
+ * empty. The columns are described once, by the table in columns.h; the mean and CI over
+ * repeats come from aggregate.h (shared with the plots). Library code: never prints; errors
+ * as -errno with a message in err.
  */
 #ifndef IOMMULAB_RESULTS_H
 #define IOMMULAB_RESULTS_H

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "results/aggregate.h"
+#include "results/columns.h"
 #include "results/csv.h"
 #include "results/results.h"
 
@@ -152,18 +154,22 @@ static bool json_valid(const char *text)
 
 /* ---- fixtures ---- */
 
-static const char *const axes[] = { "workload.cmdq.cmds_per_sync" };
-static const char *const metrics[] = { "op" };
-static const char *const phases[] = { "other", "reserve" };
-static const char *const counters[] = { "cas_attempts", "magazines_held" };
+static const char *const axes[] = {"workload.cmdq.cmds_per_sync"};
+static const char *const metrics[] = {"op"};
+static const char *const phases[] = {"other", "reserve"};
+static const char *const counters[] = {"cas_attempts", "magazines_held"};
 static const struct results_layout layout = {
-	.axes = axes, .n_axes = 1,
-	.metrics = metrics, .n_metrics = 1,
-	.phases = phases, .n_phases = 2,
-	.counters = counters, .n_counters = 2,
+    .axes = axes,
+    .n_axes = 1,
+    .metrics = metrics,
+    .n_metrics = 1,
+    .phases = phases,
+    .n_phases = 2,
+    .counters = counters,
+    .n_counters = 2,
 };
 
-static const char *const sweep_4[] = { "4" };
+static const char *const sweep_4[] = {"4"};
 #define BAD_ERROR "device: slot 3, \"bad\" opcode 0x7f"
 
 static void fill_trial(struct trial_result *t, uint32_t index, uint32_t repeat, const char *plugin,
@@ -187,15 +193,21 @@ static void fill_trial(struct trial_result *t, uint32_t index, uint32_t repeat, 
 	t->ops_max_cpu = t->ops / 2 + 10;
 	t->n_metrics = 1;
 	t->metrics[0].name = "op";
-	t->metrics[0].lat = (struct lat_summary){ .count = t->ops, .mean = 950.25, .stddev = 80.5,
-						  .min = 700, .p50 = p50, .p90 = 1100, .p99 = 2000,
-						  .p999 = 5000, .max = 90000 };
+	t->metrics[0].lat = (struct lat_summary){.count = t->ops,
+						 .mean = 950.25,
+						 .stddev = 80.5,
+						 .min = 700,
+						 .p50 = p50,
+						 .p90 = 1100,
+						 .p99 = 2000,
+						 .p999 = 5000,
+						 .max = 90000};
 	t->n_phases = 2;
-	t->phases[0] = (struct trial_phase){ "other", 100.5 };
-	t->phases[1] = (struct trial_phase){ "reserve", 42.0 };
+	t->phases[0] = (struct trial_phase){"other", 100.5};
+	t->phases[1] = (struct trial_phase){"reserve", 42.0};
 	t->n_counters = 2;
-	t->counters[0] = (struct trial_counter){ "cas_attempts", LAB_COUNTER_EVENTS, 3000, 1.5 };
-	t->counters[1] = (struct trial_counter){ "magazines_held", LAB_COUNTER_LEVEL, 7, 7 };
+	t->counters[0] = (struct trial_counter){"cas_attempts", LAB_COUNTER_EVENTS, 3000, 1.5};
+	t->counters[1] = (struct trial_counter){"magazines_held", LAB_COUNTER_LEVEL, 7, 7};
 }
 
 static struct results *write_three(void)
@@ -235,13 +247,36 @@ Test(results, csv_parses_back_with_columns_and_values, .timeout = 10)
 	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), 0, "%s", err);
 	results_close(r);
 
-	const char *want[] = { "trial", "point", "repeat", "plugin", "workload.cmdq.cmds_per_sync",
-			       "status", "cpus", "engine", "device", "oversubscribed",
-			       "duration_s", "ops", "ops_per_sec", "ops_min_cpu", "ops_max_cpu",
-			       "op_mean_ns", "op_stddev_ns", "op_min_ns", "op_p50_ns", "op_p90_ns",
-			       "op_p99_ns", "op_p999_ns", "op_max_ns", "phase_other_ns",
-			       "phase_reserve_ns", "cas_attempts", "cas_attempts_per_op",
-			       "magazines_held", "magazines_held_per_op", "error" };
+	const char *want[] = {"trial",
+			      "point",
+			      "repeat",
+			      "plugin",
+			      "workload.cmdq.cmds_per_sync",
+			      "status",
+			      "cpus",
+			      "engine",
+			      "device",
+			      "oversubscribed",
+			      "duration_s",
+			      "ops",
+			      "ops_per_sec",
+			      "ops_min_cpu",
+			      "ops_max_cpu",
+			      "op_mean_ns",
+			      "op_stddev_ns",
+			      "op_min_ns",
+			      "op_p50_ns",
+			      "op_p90_ns",
+			      "op_p99_ns",
+			      "op_p999_ns",
+			      "op_max_ns",
+			      "phase_other_ns",
+			      "phase_reserve_ns",
+			      "cas_attempts",
+			      "cas_attempts_per_op",
+			      "magazines_held",
+			      "magazines_held_per_op",
+			      "error"};
 	cr_assert_eq(t.n_cols, sizeof(want) / sizeof(want[0]));
 	for (size_t c = 0; c < t.n_cols; c++)
 		cr_assert_str_eq(t.header[c], want[c]);
@@ -288,8 +323,10 @@ Test(results, failed_row_quotes_the_error_field, .timeout = 10)
 Test(results, summary_json_is_valid_and_complete, .timeout = 10)
 {
 	struct results *r = write_three();
-	struct results_meta meta = { .name = "cmdq \"ways\"", .scenario_path = "configs/x.ini",
-				     .started = "2024-01-01T00:00:00Z", .x_key = axes[0] };
+	struct results_meta meta = {.name = "cmdq \"ways\"",
+				    .scenario_path = "configs/x.ini",
+				    .started = "2024-01-01T00:00:00Z",
+				    .x_key = axes[0]};
 	char path[256];
 
 	cr_assert_eq(results_write_summary(r, &meta), 0);
@@ -394,12 +431,12 @@ Test(results, csv_reader_reports_malformed_lines, .timeout = 10)
 	static const struct {
 		const char *text, *msg;
 	} cases[] = {
-		{ "a,b\n1,2\n3\n", "trials.csv:3: 1 fields, but the header has 2 columns" },
-		{ "a,b\n1,2\n3,x\"y\n", "trials.csv:3: quote inside unquoted field 2" },
-		{ "a,b\n1,\"2\n", "trials.csv:2: unterminated quoted field 2" },
-		{ "a,b\n\"1\"x,2\n", "trials.csv:2: unexpected 'x' after the closing quote" },
-		{ "", "trials.csv:1: empty file" },
-		{ "a,,b\n", "trials.csv:1: header: column 2 has no name" },
+	    {"a,b\n1,2\n3\n", "trials.csv:3: 1 fields, but the header has 2 columns"},
+	    {"a,b\n1,2\n3,x\"y\n", "trials.csv:3: quote inside unquoted field 2"},
+	    {"a,b\n1,\"2\n", "trials.csv:2: unterminated quoted field 2"},
+	    {"a,b\n\"1\"x,2\n", "trials.csv:2: unexpected 'x' after the closing quote"},
+	    {"", "trials.csv:1: empty file"},
+	    {"a,,b\n", "trials.csv:1: header: column 2 has no name"},
 	};
 	char path[256], err[256];
 
@@ -452,4 +489,89 @@ Test(results, csv_reader_skips_comment_lines_only_when_asked, .timeout = 10)
 	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), -EINVAL);
 	cr_assert_not_null(strstr(err, "data.csv:2: 1 fields, but the header has 2 columns"), "%s",
 			   err);
+}
+
+/* ---- the column table and the aggregation ---- */
+
+Test(results, column_table_matches_the_header_and_the_rows, .timeout = 10)
+{
+	struct results_columns cols;
+	struct csv_table t;
+	char path[256], err[256];
+
+	results_close(write_three());
+	snprintf(path, sizeof(path), "%s/trials.csv", tmpdir);
+	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(columns_build(&cols, &layout), 0);
+
+	/* 4 + axes + status + 9 conditions + 8 per metric + phases + 2 per counter + error. */
+	size_t want = 4 + layout.n_axes + 1 + 9 + 8 * layout.n_metrics + layout.n_phases +
+		      2 * layout.n_counters + 1;
+	cr_assert_eq(cols.n, want, "%zu columns, expected %zu", cols.n, want);
+	cr_assert(columns_match(&cols, t.header, t.n_cols), "the header is the table's");
+	for (size_t i = 0; i < cols.n; i++)
+		for (size_t j = i + 1; j < cols.n; j++)
+			cr_assert_str_neq(cols.cols[i].name, cols.cols[j].name,
+					  "column %s named twice", cols.cols[i].name);
+	/* The reader already refuses a row of another width; check every spec found its place. */
+	for (size_t s = 0; s < COL_N_SPECS; s++)
+		if (col_specs[s].family == FAM_ONCE)
+			cr_assert_str_eq(cols.cols[columns_at(&cols, s, 0)].name,
+					 col_specs[s].name);
+	cr_assert_str_eq(cols.cols[columns_at(&cols, COL_METRIC_P99, 0)].name, "op_p99_ns");
+	cr_assert_str_eq(cols.cols[columns_at(&cols, COL_COUNTER_PER_OP, 1)].name,
+			 "magazines_held_per_op");
+
+	/* A row formatted from the table has one field per column, as the file's rows do. */
+	struct trial_result tr;
+
+	fill_trial(&tr, 0, 0, "cmpxchg", 2000000.0, 900);
+	char **row = columns_format_row(&cols, &tr);
+
+	cr_assert_not_null(row);
+	for (size_t c = 0; c < cols.n; c++) {
+		const char *v = row[c] ? row[c] : "";
+
+		cr_assert_str_eq(v, t.rows[0][c], "column %s", cols.cols[c].name);
+		free(row[c]);
+	}
+	free(row);
+	cr_assert_not(columns_match(&cols, t.header, t.n_cols - 1), "a shorter header differs");
+	columns_free(&cols);
+	csv_free(&t);
+}
+
+Test(results, aggregation_gives_the_known_mean_and_ci, .timeout = 10)
+{
+	/* x = 10, 12, 14 (ok) plus a failed row and an empty field, which must not count. */
+	char *r0[] = {"a", "ok", "10"}, *r1[] = {"b", "ok", "99"}, *r2[] = {"a", "ok", "12"};
+	char *r3[] = {"a", "failed", "1000"}, *r4[] = {"a", "ok", ""}, *r5[] = {"a", "ok", "14"};
+	char **rows[] = {r0, r1, r2, r3, r4, r5};
+	const struct agg_table t = {.rows = (char *const *const *)rows, .n_rows = 6, .c_status = 1};
+	const size_t key_cols[] = {0};
+	long key[6];
+	struct agg_groups g;
+	double scratch[6];
+
+	agg_key_columns(&t, key_cols, 1, key);
+	cr_assert_eq(agg_group_by(&t, key, &g), 0);
+	cr_assert_eq(g.n, 2, "groups a and b");
+	cr_assert_eq(g.g[0].n_rows, 5);
+	cr_assert_eq(g.g[0].n_ok, 4);
+	cr_assert_eq(g.g[1].n_rows, 1);
+
+	struct mean_ci ci = agg_mean_ci(&t, &g.g[0], 2, scratch);
+
+	/* mean 12, sd 2; the project's t(0.975, 2) is the table's 4.3027, so the half width is
+	 * 4.3027 * 2 / sqrt(3) = 4.968330. */
+	cr_assert_eq(ci.n, 3);
+	cr_assert_float_eq(ci.mean, 12.0, 1e-12);
+	cr_assert_float_eq(ci.half_width, 4.3027 * 2.0 / sqrt(3.0), 1e-9, "got %.7f",
+			   ci.half_width);
+
+	ci = agg_mean_ci(&t, &g.g[1], 2, scratch);
+	cr_assert_eq(ci.n, 1);
+	cr_assert_float_eq(ci.mean, 99.0, 1e-12);
+	cr_assert_float_eq(ci.half_width, 0.0, 1e-12, "one repeat gives no interval");
+	agg_groups_free(&g);
 }

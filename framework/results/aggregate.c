@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* aggregate -- grouping trials.csv rows into repeats and their mean and 95% CI (aggregate.h). */
+#include "results/aggregate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool agg_value(const char *s, double *out)
+{
+	char *end;
+
+	if (!s || !*s)
+		return false;
+	*out = strtod(s, &end);
+	return !*end && isfinite(*out);
+}
+
+bool agg_row_ok(const struct agg_table *t, size_t i)
+{
+	const char *s = t->rows[i][t->c_status];
+
+	return s && !strcmp(s, "ok");
+}
+
+static bool same_fields(const struct agg_table *t, size_t a, size_t b, const size_t *cols,
+			size_t n_cols)
+{
+	for (size_t k = 0; k < n_cols; k++) {
+		const char *x = t->rows[a][cols[k]], *y = t->rows[b][cols[k]];
+
+		if (!x || !y || !*x || !*y || strcmp(x, y))
+			return false;
+	}
+	return true;
+}
+
+void agg_key_columns(const struct agg_table *t, const size_t *cols, size_t n_cols, long *key)
+{
+	for (size_t i = 0; i < t->n_rows; i++) {
+		key[i] = -1;
+		for (size_t j = 0; j <= i; j++) {
+			if (same_fields(t, j, i, cols, n_cols)) {
+				key[i] = (long)j;
+				break;
+			}
+		}
+	}
+}
+
+int agg_group_by(const struct agg_table *t, const long *key, struct agg_groups *out)
+{
+	/* One index array for every group: a row is in at most one. */
+	size_t *idx = malloc((t->n_rows + 1) * sizeof(*idx));
+	bool *done = calloc(t->n_rows + 1, sizeof(*done));
+	size_t used = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->g = calloc(t->n_rows + 1, sizeof(*out->g));
+	if (!idx || !done || !out->g) {
+		free(idx);
+		free(done);
+		free(out->g);
+		out->g = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->n_rows; i++) {
+		if (done[i] || key[i] < 0)
+			continue;
+		struct agg_group *g = &out->g[out->n++];
+
+		g->key = key[i];
+		g->rows = idx + used;
+		for (size_t j = i; j < t->n_rows; j++) {
+			if (done[j] || key[j] != key[i])
+				continue;
+			done[j] = true;
+			g->rows[g->n_rows++] = j;
+			if (agg_row_ok(t, j))
+				g->n_ok++;
+		}
+		used += g->n_rows;
+	}
+	free(done);
+	if (!out->n)
+		free(idx);
+	return 0;
+}
+
+void agg_groups_free(struct agg_groups *g)
+{
+	if (!g)
+		return;
+	if (g->g && g->n)
+		free(g->g[0].rows); /* the start of the shared index array */
+	free(g->g);
+	memset(g, 0, sizeof(*g));
+}
+
+struct mean_ci agg_mean_ci(const struct agg_table *t, const struct agg_group *g, size_t col,
+			   double *scratch)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->n_rows; i++) {
+		size_t r = g->rows[i];
+
+		if (agg_row_ok(t, r) && agg_value(t->rows[r][col], &scratch[n]))
+			n++;
+	}
+	return stats_mean_ci(scratch, n);
+}
