@@ -457,6 +457,36 @@ Test(sim, same_inputs_same_numbers)
 	cr_assert_eq(a.st.end_ns, b.st.end_ns);
 }
 
+/*
+ * CAS contention past 16 CPUs: with far atomics (Kunpeng 920's LSE, the Kunpeng topology's
+ * home) a successful CAS costs the line one hold plus one retry's trip, whatever the number
+ * of CPUs in the loop (failing CASes that queue are answered in the line's burst with the
+ * newest value). The system time per success must stay flat from 16 to 96 CPUs, as
+ * Graviton2's measured 40 ns per success does from 7 to 16; a home serving the failures
+ * one by one made it grow with every contender (2.1 -> 105 attempts per op in the cmdq run).
+ */
+Test(sim, cas_cost_per_success_stays_flat_from_16_to_96_cpus, .timeout = 60)
+{
+	static const uint32_t cpus[] = { 16, 32, 64, 96 };
+	double per_success[4];
+
+	far_home_machine(0.24);
+	mach.home_ns = 40;
+	for (size_t i = 0; i < 4; i++) {
+		struct run_out o;
+
+		run(op_cas, cpus[i], 0, 200000, &mach, &o);
+		per_success[i] = 200000.0 / (double)sh->counter;
+		cr_log_info("%u CPUs: %.1f ns of the line per successful CAS", cpus[i],
+			    per_success[i]);
+	}
+	for (size_t i = 1; i < 4; i++)
+		cr_assert(per_success[i] < per_success[0] * 1.25 &&
+				  per_success[i] > per_success[0] * 0.8,
+			  "%u CPUs: %.1f ns per success, %u CPUs: %.1f", cpus[i], per_success[i],
+			  cpus[0], per_success[0]);
+}
+
 /* The benchmark of the speed budget (>= 10 M lab.h operations per host second). */
 Test(sim, speed)
 {
