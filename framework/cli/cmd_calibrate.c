@@ -24,7 +24,9 @@ static const char calibrate_help[] =
 	"per op and CPU count, the run's per-thread ns per op (cpus / ops_per_sec), the measured\n"
 	"Nanos/Op and the relative error (run - measured) / measured. The table also goes to\n"
 	"RESULTS_DIR/calibration.csv. Points with 2 or more CPUs are judged against PCT percent\n"
-	"(default 25); 1 CPU is shown only (atomic_ns is set from it). For example:\n"
+	"(default 25); 1 CPU is shown only (atomic_ns is set from it). DATA is a\n"
+	"concurrency-hierarchy-bench CSV, lockhammer rows (one host and -c/-p per file) or\n"
+	"folly SmallLocksBenchmark output (one CPU per file), told apart by content. For example:\n"
 	"  iommulab run configs/calibrate-graviton2.ini --out results/cal\n"
 	"  iommulab calibrate results/cal configs/calibration/graviton2-atomics.csv\n"
 	"Exit status: 0 every judged point within, 1 some miss, 2 bad input.\n";

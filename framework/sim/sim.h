@@ -31,6 +31,8 @@
  * idle one it holds the line for fail_hold of a hold. With N CPUs in a CAS retry loop about
  * N - 1 attempts still fail per success, but a success costs one hold plus one retry's round
  * trip whatever N (Graviton2's measured 40 ns from 7 to 16 CPUs), not a queue of N reads.
+ * A near CAS that misses and fails takes the line (the next requester takes it from it) but,
+ * writing nothing, rides along with the transfer a busy line is making: nothing is added.
  * A CPU in LAB_COND_LOAD* sleeps on the watched line and is woken, at the writer's completion
  * time, by any write to it, or to any other line its condition loaded (up to 4), or -- when
  * the condition read the device's CONS register -- by the device's progress: what a spinning

@@ -487,6 +487,26 @@ Test(sim, cas_cost_per_success_stays_flat_from_16_to_96_cpus, .timeout = 60)
 			  cpus[0], per_success[0]);
 }
 
+/*
+ * A near (x86) CAS that misses and fails is a read of the line in flight: it moves no
+ * ownership, so a CAS loop on 16 CPUs with whole-transfer occupancy costs the line about two
+ * transfers per success (the load's and the winning CAS's, folly's measured E5-2680 v4
+ * shape), not one per attempt (16 here).
+ */
+Test(sim, a_failed_near_cas_does_not_take_the_line, .timeout = 60)
+{
+	struct run_out o;
+
+	sim_machine_defaults(&mach);
+	mach.line_ns = 100;
+	mach.home_ns = 100;
+	mach.occupancy = 1;
+	run(op_cas, 16, 0, 200000, &mach, &o);
+	double per_success = 200000.0 / (double)sh->counter;
+	cr_log_info("near CAS loop, 16 CPUs: %.1f ns per success", per_success);
+	cr_assert(per_success > 100 && per_success < 300, "%.1f ns per success", per_success);
+}
+
 /* The benchmark of the speed budget (>= 10 M lab.h operations per host second). */
 Test(sim, speed)
 {
