@@ -2,6 +2,7 @@
 /* calibrate -- a micro-workload run against measured curves, point by point (calibrate.h). */
 #include "calibrate/calibrate.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <ini.h>
 #include <math.h>
@@ -22,9 +23,9 @@ static const struct {
 	const char *op;
 	const char *implementation;
 } calib_map[] = {
-	{ "atomic_add", "atomic add" },	  /* one fetch-add (LDADD, lock xadd) */
-	{ "cas_add", "cas add" },	  /* load, then CAS until it succeeds */
-	{ "ticket_lock", "ticket spin" }, /* ticket lock spinning on now-serving, +1 under it */
+    {"atomic_add", "atomic add"},   /* one fetch-add (LDADD, lock xadd) */
+    {"cas_add", "cas add"},	    /* load, then CAS until it succeeds */
+    {"ticket_lock", "ticket spin"}, /* ticket lock spinning on now-serving, +1 under it */
 };
 
 #define N_MAP (sizeof(calib_map) / sizeof(calib_map[0]))
@@ -49,7 +50,7 @@ static const char *op_of_implementation(const char *implementation)
 }
 
 static int set_err(char *err, size_t len, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int set_err(char *err, size_t len, int ret, const char *fmt, ...)
 {
@@ -208,18 +209,18 @@ static int read_run_keys(const char *dir, struct run_keys *k, char *err, size_t 
 		ret = set_err(err, len, -EINVAL, "%s:%d: not a scenario.ini iommulab wrote", path,
 			      rc);
 	else if (!k->workload[0] || !k->op[0])
-		ret = set_err(err, len, -EINVAL, "%s: no %s (not a scenario.ini iommulab wrote)",
-			      path,
-			      !k->workload[0] ? "[scenario] workload" : "[workload.micro] op");
+		ret =
+		    set_err(err, len, -EINVAL, "%s: no %s (not a scenario.ini iommulab wrote)",
+			    path, !k->workload[0] ? "[scenario] workload" : "[workload.micro] op");
 	free(path);
 	return ret;
 }
 
 int calib_load_run(const char *dir, struct calib_curve *c, char *err, size_t err_len)
 {
-	static const char *const need[] = { "status", "cpus", "ops_per_sec" };
+	static const char *const need[] = {"status", "cpus", "ops_per_sec"};
 	struct csv_table t;
-	struct run_keys keys = { "", "" };
+	struct run_keys keys = {"", ""};
 	long col[3], c_op, c_wl;
 	size_t n_micro = 0;
 	char *path;
@@ -305,9 +306,289 @@ out_path:
 
 /* ---- the measured data ----------------------------------------------------------------- */
 
+/*
+ * The other formats' names for the micro ops, each the same primitive on one shared line:
+ * lockhammer's workloads (ARM-software/synchronization-benchmarks, benchmarks/lockhammer),
+ * folly's SmallLocksBenchmark rows (folly/synchronization/test).
+ */
+static const struct {
+	const char *name;
+	const char *op;
+} lockhammer_map[] =
+    {
+	{"ticket_spinlock",
+	 "ticket_lock"}, /* lh_ticket_spinlock: fetch-add ticket, spin on owner */
+},
+  folly_map[] = {
+      {"atomic_cas", "cas_add"},	  /* load, then compare_exchange_strong until it succeeds */
+      {"atomic_fetch_xor", "atomic_add"}, /* one locked RMW per op (lock xor ~ lock xadd) */
+};
+
+#define N_LH	(sizeof(lockhammer_map) / sizeof(lockhammer_map[0]))
+#define N_FOLLY (sizeof(folly_map) / sizeof(folly_map[0]))
+
+/* The next line of text at *p (cut in place at its '\n'), or NULL at the end. */
+static char *next_line(char **p)
+{
+	char *l = *p, *nl;
+
+	if (!*l)
+		return NULL;
+	nl = strchr(l, '\n');
+	if (nl) {
+		*nl = '\0';
+		*p = nl + 1;
+	} else {
+		*p = l + strlen(l);
+	}
+	if (nl > l && nl[-1] == '\r')
+		nl[-1] = '\0';
+	return l;
+}
+
+static bool blank_or_comment(const char *l)
+{
+	while (*l == ' ' || *l == '\t')
+		l++;
+	return !*l || *l == '#';
+}
+
+/*
+ * lockhammer's raw rows (its scripts' lockhammer-all.csv): ", "-separated, no header --
+ * num_threads, avg_exectx, scheduled_time_per_access, real_time_per_access, access_rate (wall
+ * ns per acquire, all threads together), avg_lock_depth, date, host, ../build/lh_WORKLOAD,
+ * then the command line (-t N -a N -c CRIT -p PAR [-o PINS]). One host and one -c/-p setting
+ * per file: the per-thread ns per op is access_rate x num_threads, averaged over repeats.
+ */
+#define LH_FIELDS 20
+
+static int load_lockhammer(const char *path, char *text, struct calib_curve *c, char *err,
+			   size_t len)
+{
+	char host[128] = "", setting[128] = "";
+	char *p = text, *l;
+	unsigned lineno = 0;
+	int ret;
+
+	while ((l = next_line(&p))) {
+		char *f[LH_FIELDS], *save = NULL, *tok, cur[128] = "";
+		unsigned n = 0, cpus;
+		const char *op = NULL, *wl;
+		double rate;
+
+		lineno++;
+		if (blank_or_comment(l))
+			continue;
+		for (tok = strtok_r(l, ",", &save); tok && n < LH_FIELDS;
+		     tok = strtok_r(NULL, ",", &save)) {
+			while (*tok == ' ')
+				tok++;
+			f[n++] = tok;
+		}
+		if (n < 9 || strncmp(f[8], "../build/lh_", 12))
+			return set_err(
+			    err, len, -EINVAL,
+			    "%s:%u: not a lockhammer row (num_threads, avg_exectx, ..., "
+			    "access_rate, avg_lock_depth, date, host, ../build/lh_WORKLOAD, "
+			    "-t ...)",
+			    path, lineno);
+		if (!parse_cpus(f[0], &cpus))
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: num_threads '%s' is not a CPU count (1 to %d)", path,
+				       lineno, f[0], CALIB_MAX_CPUS);
+		if (!parse_positive(f[4], &rate))
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: access_rate '%s' is not a positive number", path,
+				       lineno, f[4]);
+		for (unsigned i = 9; i + 1 < n; i++)
+			if (!strcmp(f[i], "-c") || !strcmp(f[i], "-p"))
+				snprintf(cur + strlen(cur), sizeof(cur) - strlen(cur), "%s%s %s",
+					 cur[0] ? " " : "", f[i], f[i + 1]);
+		if (!host[0]) {
+			snprintf(host, sizeof(host), "%s", f[7]);
+			snprintf(setting, sizeof(setting), "%s", cur);
+		} else if (strcmp(host, f[7])) {
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: host '%s' after '%s': keep one machine per file",
+				       path, lineno, f[7], host);
+		} else if (strcmp(setting, cur)) {
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: '%s' after '%s': keep one critical/parallel "
+				       "setting per file",
+				       path, lineno, cur, setting);
+		}
+		wl = f[8] + 12;
+		for (size_t i = 0; i < N_LH && !op; i++)
+			if (!strcmp(lockhammer_map[i].name, wl))
+				op = lockhammer_map[i].op;
+		if (!op)
+			continue;
+		ret = curve_add(c, op, cpus, rate * cpus);
+		if (ret)
+			return set_err(err, len, ret, "out of memory");
+	}
+	if (!c->n_used)
+		return set_err(
+		    err, len, -ENODATA,
+		    "%s: no lockhammer row of workload 'ticket_spinlock' (what the micro "
+		    "ops are compared with)",
+		    path);
+	return 0;
+}
+
+/* "12.3ns" / "1.27us": ns, or a negative number when it is not a time. */
+static double folly_time_ns(const char *s)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || !isfinite(v) || v <= 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit))
+			return v * units[i].ns;
+	return -1;
+}
+
+/*
+ * folly's benchmark output (the results comment of SmallLocksBenchmark.cpp): a CPU line
+ * ("Intel(R) Xeon(R) CPU ... @ 2.40GHz"), then rows "NAME(Nthread) [relative%] TIME
+ * ITERS/s", TIME per op as each thread sees it. One CPU per file.
+ */
+static int load_folly(const char *path, char *text, struct calib_curve *c, char *err, size_t len)
+{
+	char cpu[160] = "";
+	char *p = text, *l;
+	unsigned lineno = 0;
+	int ret;
+
+	while ((l = next_line(&p))) {
+		char name[64], *paren, *tok, *save = NULL, *last_time = NULL;
+		const char *op = NULL;
+		unsigned long threads;
+		size_t nlen;
+		double ns;
+
+		lineno++;
+		if (blank_or_comment(l))
+			continue;
+		if (strstr(l, "CPU") && strchr(l, '@')) {
+			if (cpu[0] && strcmp(cpu, l))
+				return set_err(err, len, -EINVAL,
+					       "%s:%u: results of a second CPU ('%.60s' after "
+					       "'%.60s'): keep one machine per file",
+					       path, lineno, l, cpu);
+			snprintf(cpu, sizeof(cpu), "%s", l);
+			continue;
+		}
+		paren = strchr(l, '(');
+		nlen = paren ? (size_t)(paren - l) : 0;
+		if (!paren || nlen >= sizeof(name) || !isdigit((unsigned char)paren[1]))
+			continue;
+		memcpy(name, l, nlen);
+		name[nlen] = '\0';
+		for (size_t i = 0; i < N_FOLLY && !op; i++)
+			if (!strcmp(folly_map[i].name, name))
+				op = folly_map[i].op;
+		if (!op)
+			continue;
+		errno = 0;
+		threads = strtoul(paren + 1, &tok, 10);
+		if (errno || strncmp(tok, "thread)", 7) || threads < 1 || threads > CALIB_MAX_CPUS)
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: %s: expected '(Nthread)' with N from 1 to %d", path,
+				       lineno, name, CALIB_MAX_CPUS);
+		/* The columns after the name: [relative%] time/iter iters/s. */
+		char *rest = tok + 7, *fields[4];
+		unsigned n = 0;
+
+		for (tok = strtok_r(rest, " \t", &save); tok && n < 4;
+		     tok = strtok_r(NULL, " \t", &save))
+			fields[n++] = tok;
+		if (n >= 2)
+			last_time = fields[n - 2];
+		if (!cpu[0])
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: %s row before any CPU line ('Intel(R) Xeon(R) "
+				       "CPU ... @ 2.40GHz')",
+				       path, lineno, name);
+		ns = last_time ? folly_time_ns(last_time) : -1;
+		if (ns <= 0)
+			return set_err(
+			    err, len, -EINVAL,
+			    "%s:%u: %s(%luthread): time '%s' is not a number with a unit "
+			    "(ns, us, ms, s)",
+			    path, lineno, name, threads, last_time ? last_time : "");
+		ret = curve_add(c, op, (unsigned)threads, ns);
+		if (ret)
+			return set_err(err, len, ret, "out of memory");
+	}
+	if (!c->n_used)
+		return set_err(err, len, -ENODATA,
+			       "%s: no folly row 'atomic_cas(Nthread)' or "
+			       "'atomic_fetch_xor(Nthread)' (what the micro ops are compared with)",
+			       path);
+	return 0;
+}
+
+enum calib_format { CALIB_FMT_CHB, CALIB_FMT_LOCKHAMMER, CALIB_FMT_FOLLY };
+
+/* Which format: lockhammer's rows name their binary, folly's output has "(Nthread)" rows. */
+static enum calib_format sniff(const char *text)
+{
+	const char *l = text;
+
+	while (*l) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+
+		if (*l != '#' && n > 1) {
+			if (memmem(l, n, "../build/lh_", 12))
+				return CALIB_FMT_LOCKHAMMER;
+			break;
+		}
+		if (!nl)
+			break;
+		l = nl + 1;
+	}
+	return strstr(text, "thread)") && strstr(text, "CPU") ? CALIB_FMT_FOLLY : CALIB_FMT_CHB;
+}
+
+static int load_chb(const char *path, struct calib_curve *c, char *err, size_t err_len);
+
 int calib_load_measured(const char *path, struct calib_curve *c, char *err, size_t err_len)
 {
-	static const char *const need[] = { "Cores", "Implementation", "Nanos/Op" };
+	enum calib_format fmt;
+	char *text;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	text = util_read_file(path, NULL);
+	if (!text)
+		return set_err(err, err_len, -errno, "%s: %s", path, strerror(errno));
+	fmt = sniff(text);
+	if (fmt == CALIB_FMT_CHB) {
+		free(text);
+		return load_chb(path, c, err, err_len);
+	}
+	ret = fmt == CALIB_FMT_LOCKHAMMER ? load_lockhammer(path, text, c, err, err_len)
+					  : load_folly(path, text, c, err, err_len);
+	free(text);
+	if (ret)
+		calib_curve_free(c);
+	return ret;
+}
+
+/* travisdowns/concurrency-hierarchy-bench's CSV. */
+static int load_chb(const char *path, struct calib_curve *c, char *err, size_t err_len)
+{
+	static const char *const need[] = {"Cores", "Implementation", "Nanos/Op"};
 	struct csv_table t;
 	long col[3];
 	int ret;

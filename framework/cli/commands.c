@@ -150,7 +150,9 @@ const struct cli_command cli_commands[] = {
 		"ops_per_sec), the measured Nanos/Op and the relative error (run - measured)\n"
 		"/ measured. The table also goes to RESULTS_DIR/calibration.csv. Points with\n"
 		"2 or more CPUs are judged against PCT percent; 1 CPU is shown only\n"
-		"(atomic_ns is set from it). For example:\n"
+		"(atomic_ns is set from it). DATA is a concurrency-hierarchy-bench CSV,\n"
+		"lockhammer rows (one host and -c/-p per file) or folly SmallLocksBenchmark\n"
+		"output (one CPU per file), told apart by content. For example:\n"
 		"  iommulab run configs/calibrate-graviton2.ini --out results/cal\n"
 		"  iommulab calibrate results/cal configs/calibration/graviton2-atomics.csv",
 	.opts =

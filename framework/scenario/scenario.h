@@ -100,6 +100,8 @@ struct scenario_machine {
 	double fail_hold;	/* a far CAS whose compare fails holds the line this share of an atomic's time */
 	int atomic;		/* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */
 	double poll_ns;		/* one MMIO register poll */
+	double home_hold_ns;	/* a far atomic's hold of the line at its home; 0: occupancy x home_ns */
+	double cas_hold_ns;	/* ...of a far CAS that succeeds; 0: home_hold_ns */
 };
 
 /* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */

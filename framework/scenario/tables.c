@@ -150,6 +150,12 @@ static const struct lab_param machine_params[] = {
 	  "adaptive: near while no other core holds the line, far once it is contended (N1)"),
 	P(scenario_machine, poll_ns, LAB_PARAM_DOUBLE, "50", 0.001, 1e9, NULL,
 	  "one iteration of an MMIO register poll (lab_spin_wait with no line)"),
+	P(scenario_machine, home_hold_ns, LAB_PARAM_DOUBLE, "0", 0, 100000, NULL,
+	  "how long a far atomic holds the line at its home (the home's per-line atomic "
+	  "throughput: 1 / this); 0: occupancy x the transfer"),
+	P(scenario_machine, cas_hold_ns, LAB_PARAM_DOUBLE, "0", 0, 100000, NULL,
+	  "how long a far CAS that succeeds holds the line at its home (read, compare, then "
+	  "write); 0: as home_hold_ns"),
 };
 
 static const char *const micro_op_choices[] = { "atomic_add", "cas_add", "ticket_lock", NULL };

@@ -255,6 +255,119 @@ Test(calibrate, measured_refuses_bad_input_with_file_and_line, .timeout = 10)
 	cr_assert_not_null(strstr(err, "/nonexistent-iommulab.csv: No such file"), "%s", err);
 }
 
+#define LH_ROW(t, rate, host, wl, c)                                                              \
+	t ", 0.9, 10.0, 10.0, " rate ", 0.0, 2018-06-23 10:46:07.6, " host ", ../build/lh_" wl   \
+	  ", -t, " t ", -a, 5000, -c, " c ", -p, 0ns\n"
+
+Test(calibrate, lockhammer_rows_are_per_thread_access_rate_x_threads, .timeout = 10)
+{
+	struct calib_curve c;
+	char err[512] = "";
+	const char *path = put("lh.csv", "# lockhammer, one host\n"
+				 LH_ROW("4", "100.0", "x86-3", "ticket_spinlock", "0ns")
+				 LH_ROW("4", "110.0", "x86-3", "ticket_spinlock", "0ns")
+				 LH_ROW("4", "7.0", "x86-3", "swap_mutex", "0ns")
+				 LH_ROW("88", "550.0", "x86-3", "ticket_spinlock", "0ns"));
+
+	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.n, 2, "swap_mutex is compared with nothing");
+	cr_assert_float_eq(find(&c, "ticket_lock", 4)->ns_per_op, 420.0, 1e-9);
+	cr_assert_eq(find(&c, "ticket_lock", 4)->n, 2);
+	cr_assert_float_eq(find(&c, "ticket_lock", 88)->ns_per_op, 550.0 * 88, 1e-6);
+	calib_curve_free(&c);
+}
+
+Test(calibrate, lockhammer_refuses_bad_input_with_file_and_line, .timeout = 10)
+{
+	static const struct {
+		const char *text;
+		int ret;
+		const char *msg;
+	} cases[] = {
+		{ LH_ROW("x", "100.0", "h", "ticket_spinlock", "0ns"), -EINVAL,
+		  "lh.csv:1: num_threads 'x' is not a CPU count (1 to 4096)" },
+		{ LH_ROW("4", "-3", "h", "ticket_spinlock", "0ns"), -EINVAL,
+		  "lh.csv:1: access_rate '-3' is not a positive number" },
+		{ LH_ROW("4", "100", "h", "ticket_spinlock", "0ns") "4, 0.9, 1, 1\n", -EINVAL,
+		  "lh.csv:2: not a lockhammer row (num_threads, avg_exectx, ..., access_rate, "
+		  "avg_lock_depth, date, host, ../build/lh_WORKLOAD, -t ...)" },
+		{ LH_ROW("4", "100", "a", "ticket_spinlock", "0ns")
+			  LH_ROW("4", "100", "b", "ticket_spinlock", "0ns"),
+		  -EINVAL, "lh.csv:2: host 'b' after 'a': keep one machine per file" },
+		{ LH_ROW("4", "100", "a", "ticket_spinlock", "0ns")
+			  LH_ROW("4", "100", "a", "ticket_spinlock", "1000ns"),
+		  -EINVAL,
+		  "lh.csv:2: '-c 1000ns -p 0ns' after '-c 0ns -p 0ns': keep one critical/parallel "
+		  "setting per file" },
+		{ LH_ROW("4", "100", "a", "swap_mutex", "0ns"), -ENODATA,
+		  "lh.csv: no lockhammer row of workload 'ticket_spinlock'" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct calib_curve c;
+		char err[512] = "";
+		const char *path = put("lh.csv", cases[i].text);
+
+		cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), cases[i].ret,
+			     "case %zu: %s", i, err);
+		cr_assert_not_null(strstr(err, cases[i].msg), "case %zu: got \"%s\"", i, err);
+		cr_assert_eq(c.n, 0, "case %zu: nothing is left allocated", i);
+	}
+}
+
+#define FOLLY_CPU "Intel(R) Xeon(R) CPU E5-2680 v4 @ 2.40GHz\n"
+
+Test(calibrate, folly_rows_are_per_thread_time_in_their_unit, .timeout = 10)
+{
+	struct calib_curve c;
+	char err[512] = "";
+	const char *path = put("folly.txt", "/*\n./small_locks_benchmark\n" FOLLY_CPU
+				 "atomic_cas(1thread)                    109.86%   606.52ns    1.65M\n"
+				 "atomic_cas(32thread)                   622.19%     4.87us  205.51K\n"
+				 "atomic_fetch_xor(2thread)              179.85%   660.93ns    1.51M\n"
+				 "std_mutex(2thread)                                 1.27us  784.90K\n"
+				 "*/\n");
+
+	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.n, 3, "std_mutex is compared with nothing");
+	cr_assert_float_eq(find(&c, "cas_add", 1)->ns_per_op, 606.52, 1e-9);
+	cr_assert_float_eq(find(&c, "cas_add", 32)->ns_per_op, 4870.0, 1e-6);
+	cr_assert_float_eq(find(&c, "atomic_add", 2)->ns_per_op, 660.93, 1e-9);
+	calib_curve_free(&c);
+}
+
+Test(calibrate, folly_refuses_bad_input_with_file_and_line, .timeout = 10)
+{
+	static const struct {
+		const char *text;
+		int ret;
+		const char *msg;
+	} cases[] = {
+		{ FOLLY_CPU "atomic_cas(2thread)   100%  12.5parsecs  1M\n", -EINVAL,
+		  "folly.txt:2: atomic_cas(2thread): time '12.5parsecs' is not a number with a "
+		  "unit (ns, us, ms, s)" },
+		{ FOLLY_CPU "atomic_cas(0thread)   100%  12.5ns  1M\n", -EINVAL,
+		  "folly.txt:2: atomic_cas: expected '(Nthread)' with N from 1 to 4096" },
+		{ "atomic_cas(2thread)   100%  12.5ns  1M\n" FOLLY_CPU, -EINVAL,
+		  "folly.txt:1: atomic_cas row before any CPU line" },
+		{ FOLLY_CPU "atomic_cas(2thread)  12ns  1M\nIntel(R) Xeon(R) D-2191 CPU @ 1.60GHz\n",
+		  -EINVAL, "folly.txt:3: results of a second CPU" },
+		{ FOLLY_CPU "std_mutex(2thread)  1.27us  784.90K\n", -ENODATA,
+		  "folly.txt: no folly row 'atomic_cas(Nthread)' or 'atomic_fetch_xor(Nthread)'" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct calib_curve c;
+		char err[512] = "";
+		const char *path = put("folly.txt", cases[i].text);
+
+		cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), cases[i].ret,
+			     "case %zu: %s", i, err);
+		cr_assert_not_null(strstr(err, cases[i].msg), "case %zu: got \"%s\"", i, err);
+		cr_assert_eq(c.n, 0, "case %zu: nothing is left allocated", i);
+	}
+}
+
 /* Curves built in place: { op, cpus, ns } points. */
 struct pt {
 	const char *op;

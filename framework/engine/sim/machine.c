@@ -24,6 +24,8 @@ void sim_machine_defaults(struct scenario_machine *m)
 	m->fail_hold = 0.24;
 	m->atomic = MACHINE_ATOMIC_NEAR;
 	m->poll_ns = 50;
+	m->home_hold_ns = 0;
+	m->cas_hold_ns = 0;
 }
 
 static int cmp_double(const void *a, const void *b)
