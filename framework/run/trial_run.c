@@ -244,6 +244,9 @@ static int setup_workload(struct trial *t, struct trial_result *res)
 			.pt_map_ns = cfg->wl_dma.pt_map_ns,
 			.pt_unmap_ns = cfg->wl_dma.pt_unmap_ns,
 			.trans_ns = cfg->wl_dma.trans_ns,
+			.pattern = cfg->wl_dma.pattern,
+			.batch = (uint32_t)cfg->wl_dma.batch,
+			.think_ns = cfg->wl_dma.think_ns,
 		};
 		t->dwl = dma_wl_new(t->cops, t->cstate, t->iwl, t->ncpus, &p);
 		if (!t->dwl)

@@ -83,6 +83,9 @@ struct scenario_wl_dma {
 	uint64_t pages;		/* granule: pages per mapping */
 	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
 	uint64_t dma_bits;
+	int pattern;		/* enum dma_pattern: single | ways */
+	uint64_t batch;		/* ways: maps, then unmaps, per loop */
+	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy) */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */
