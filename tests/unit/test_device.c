@@ -5,12 +5,16 @@
  * on the sim, and every protocol check.
  */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "device/smmu.h"
 #include "engine/host.h"
 #include "params/params.h"
+#include "run/trial_run.h"
 #include "sim/sim_trial.h"
+#include "workload/dma_wl.h"
 
 static struct host_env *env;
 static struct smmu_dev *dev;
@@ -360,6 +364,68 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 	cr_assert_geq(pr.gap_min, 200 - 2 * (5 + 10), "CONS seen only %lu ns after the MSI",
 		      (unsigned long)pr.gap_min);
 	cr_assert_null(smmu_error(dev));
+}
+
+/* ---- configs/ways-d06.ini end to end ------------------------------------------------------ */
+
+/* The scenario's plugins, from the build tree (cmdq-NAME.so or iova-NAME.so). */
+static const struct lab_plugin *find_built(void *ctx, const char *name)
+{
+	static const char *const kinds[] = {"cmdq", "iova"};
+
+	(void)ctx;
+	for (size_t k = 0; k < 2; k++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kinds[k],
+			 name);
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			continue;
+		void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
+		lab_plugin_entry_fn entry;
+		if (!sym)
+			return NULL;
+		memcpy(&entry, &sym, sizeof(entry));
+		return entry();
+	}
+	return NULL;
+}
+
+Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
+{
+	const char *sets[] = {"cpus=2", "duration_ms=2", "warmup_ms=1"};
+	struct plugin_lookup lookup = {.find = find_built};
+	struct diag_list diags = {0};
+	struct scenario_point pt;
+	struct trial_result res;
+
+	struct scenario *s =
+	    scenario_load(TEST_SOURCE_ROOT "/configs/ways-d06.ini", sets, 3, &lookup, &diags);
+	cr_assert_not_null(s, "%s", diags.n ? diags.msgs[0] : "?");
+	cr_assert_eq(s->base.wl_dma.pattern, DMA_PATTERN_WAYS);
+	cr_assert_eq(s->base.scenario.engine, ENGINE_SIM);
+	cr_assert_eq(scenario_n_points(s), 1);
+	cr_assert_eq(scenario_point(s, 0, &pt), 0);
+	struct trial_request req = {
+	    .cfg = &pt.cfg,
+	    .cmdq = s->cmdq[0].desc,
+	    .cmdq_config = pt.plugin_cfgs[0],
+	    .iova = s->iova[0].desc,
+	    .iova_config = pt.plugin_cfgs[1],
+	};
+	memset(&res, 0, sizeof(res));
+	cr_assert_eq(trial_run(&req, &res, NULL), 0, "%s", res.error);
+	cr_assert_eq(res.status, TRIAL_OK, "%s", res.error);
+	cr_assert_gt(res.ops, 0);
+	cr_assert_str_eq(res.metrics[0].name, "map");
+	cr_assert_str_eq(res.metrics[1].name, "unmap");
+	/* Every op is a whole loop: 50 maps and 50 unmaps each. */
+	cr_assert_eq(res.metrics[0].lat.count, 50 * res.ops);
+	cr_assert_eq(res.metrics[1].lat.count, 50 * res.ops);
+	/* A strict unmap waits for a CMD_SYNC: at least the device's 880 ns round trip. */
+	cr_assert_gt(res.metrics[1].lat.mean, 880, "unmap %.0f ns", res.metrics[1].lat.mean);
+	scenario_point_free(s, &pt);
+	scenario_free(s);
 }
 
 /* ---- protocol checks ------------------------------------------------------------------------ */
