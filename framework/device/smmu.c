@@ -19,6 +19,13 @@ struct smmu_pending {
 	uint64_t done;
 };
 
+/* A fetched tagged command (the last of its issue) no CMD_SYNC has completed yet. */
+struct smmu_tagged {
+	uint32_t pos;
+	uint32_t cpu;
+	uint64_t seq;
+};
+
 struct smmu_dev {
 	struct lab_smmu iface;
 	struct smmu_config cfg;
@@ -43,6 +50,8 @@ struct smmu_dev {
 	uint64_t *retire_at; /* per ring slot: model time CONS may move past the fetched entry */
 	struct smmu_pending *syncq; /* fetched CMD_SYNCs not yet completed, oldest first */
 	uint32_t syncq_head, syncq_n;
+	struct smmu_tagged *tagq; /* fetched tagged commands awaiting a CMD_SYNC, in order */
+	uint32_t tagq_head, tagq_n;
 	uint64_t n_fetched, n_syncs_fetched;
 	uint64_t events;	/* atomic: stores into memory and CONS moves (the sim's progress) */
 	uint64_t next_due;	/* atomic: model time of the next event; NEVER if idle */
@@ -309,10 +318,17 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
 		__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
 
+		/* Done for the oracle only when a CMD_SYNC after it completes: that is the
+		 * guarantee a strategy's sync gives, not the fetch (which CONS shows). */
 		uint32_t cpu, i, n;
 		uint64_t seq;
-		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1)
-			__atomic_store_n(&dev->done_seq[cpu], seq, __ATOMIC_RELEASE);
+		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1) {
+			struct smmu_tagged *tg =
+			    &dev->tagq[(dev->tagq_head + dev->tagq_n++) & (dev->nents - 1)];
+			tg->pos = dev->fetch;
+			tg->cpu = cpu;
+			tg->seq = seq;
+		}
 	}
 	if (dev->trace) {
 		if (dev->trace_n < dev->cfg.trace_cap)
@@ -332,7 +348,7 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 static void complete_sync(struct smmu_dev *dev)
 {
 	struct smmu_pending *ps = &dev->syncq[dev->syncq_head];
-	uint32_t idx = slot_of(dev, ps->pos);
+	uint32_t ps_pos = ps->pos, idx = slot_of(dev, ps_pos);
 	struct lab_cmd *slot = &dev->iface.ring[idx];
 	uint32_t msidata = 0;
 	uint32_t *msi_word = sync_msi_word(dev, &dev->shadow[idx], &msidata);
@@ -341,6 +357,17 @@ static void complete_sync(struct smmu_dev *dev)
 	dev->syncq_n--;
 	if (!slot_intact(dev, idx))
 		return;
+	/* Every tagged command before this CMD_SYNC has completed: published before the MSI,
+	 * which lets the waiter return. */
+	while (dev->tagq_n) {
+		struct smmu_tagged *tg = &dev->tagq[dev->tagq_head];
+		uint32_t d = q_dist(dev, tg->pos, ps_pos);
+		if (!d || d > dev->nents)
+			break; /* fetched after it */
+		__atomic_store_n(&dev->done_seq[tg->cpu], tg->seq, __ATOMIC_RELEASE);
+		dev->tagq_head = (dev->tagq_head + 1) & (dev->nents - 1);
+		dev->tagq_n--;
+	}
 	lab_store64(&slot->dw[1], 0, LAB_RELAXED);
 	if (msi_word == (uint32_t *)&slot->dw[0]) {
 		lab_store64(&slot->dw[0], msidata, LAB_RELEASE);
@@ -563,8 +590,9 @@ struct smmu_dev *smmu_new(const struct smmu_config *cfg, const struct lab_clock 
 	dev->slot_busy = calloc(dev->n_slots, sizeof(uint64_t));
 	dev->retire_at = calloc(dev->nents, sizeof(uint64_t));
 	dev->syncq = calloc(dev->nents, sizeof(*dev->syncq));
+	dev->tagq = calloc(dev->nents, sizeof(*dev->tagq));
 	if (!dev->iface.ring || !dev->shadow || !dev->done_seq || !dev->slot_busy ||
-	    !dev->retire_at || !dev->syncq)
+	    !dev->retire_at || !dev->syncq || !dev->tagq)
 		goto err_free;
 	/* An all-zero ring reads as "consumed" everywhere: nothing has been written yet. */
 	memset(dev->iface.ring, 0, sizeof(struct lab_cmd) * dev->nents);
@@ -593,6 +621,7 @@ void smmu_free(struct smmu_dev *dev)
 	free(dev->slot_busy);
 	free(dev->retire_at);
 	free(dev->syncq);
+	free(dev->tagq);
 	free(dev->trace);
 	free(dev);
 }

@@ -108,12 +108,14 @@ uint32_t smmu_cons(const struct smmu_dev *dev);
 /*
  * The harness's tags. A TLBI_NH_VA built by smmu_tag_cmd(cpu, seq, i) carries the issuing
  * CPU in its ASID and (seq, i) in its address; the device records, per CPU, the highest seq
- * whose last command (i == last) it consumed, and keeps the trace for the oracle.
+ * whose last command (i == last) a completed CMD_SYNC covers, and keeps the trace (in fetch
+ * order) for the oracle.
  */
 struct lab_cmd smmu_tag_cmd(uint32_t cpu, uint64_t seq, uint32_t i, uint32_t n);
 bool smmu_untag_cmd(const struct lab_cmd *cmd, uint32_t *cpu, uint64_t *seq, uint32_t *i,
 		    uint32_t *n);
-/* Highest seq of cpu whose commands were all consumed (0: none yet; seqs start at 1). */
+/* Highest seq of cpu whose commands a completed CMD_SYNC covers (0: none yet; seqs start at
+ * 1): what a strategy's issue(sync) must have waited for. */
 uint64_t smmu_done_seq(const struct smmu_dev *dev, uint32_t cpu);
 
 /* The trace: commands in consumption order. *truncated if trace_cap was reached. */

@@ -249,9 +249,11 @@ Test(device, a_sync_never_completes_before_the_commands_ahead_of_it, .timeout = 
 	cr_assert_neq(*msi_word_of(5), 0, "a later CMD_SYNC completed first");
 	cr_assert_eq(smmu_cons(dev), 3, "CONS 0x%x passed a pending CMD_SYNC", smmu_cons(dev));
 	cr_assert_eq(smmu_fetched(dev), 6, "fetching stopped at a CMD_SYNC");
+	cr_assert_eq(smmu_done_seq(dev, 0), 0, "a fetched command counted done before its sync");
 	uint64_t s1 = msi_time(3) - t0, s2 = msi_time(5) - t0;
 	cr_assert_eq(s1, 20 + 5000 + 50);
 	cr_assert_eq(s2, s1 + 50, "the second sync waits for the first");
+	cr_assert_eq(smmu_done_seq(dev, 0), 1);
 	drain();
 	cr_assert_eq(smmu_cons(dev), 6);
 	cr_assert_null(smmu_error(dev));
