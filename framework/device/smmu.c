@@ -11,7 +11,20 @@
 #include <string.h>
 
 #define SMMU_ERR_LEN 512
-#define NEVER UINT64_MAX
+#define NEVER	     UINT64_MAX
+
+/* A fetched CMD_SYNC: where it sits and when it completes. */
+struct smmu_pending {
+	uint32_t pos;
+	uint64_t done;
+};
+
+/* A fetched tagged command (the last of its issue) no CMD_SYNC has completed yet. */
+struct smmu_tagged {
+	uint32_t pos;
+	uint32_t cpu;
+	uint64_t seq;
+};
 
 struct smmu_dev {
 	struct lab_smmu iface;
@@ -23,13 +36,25 @@ struct smmu_dev {
 	/* Registers, as the CPUs see them (atomics). */
 	uint32_t prod_reg;
 	uint32_t cons_reg;
+	uint32_t fetch_reg; /* not a register: where fetching is, for the sim's agent */
 
 	/* Consumer state, under lock. */
 	uint32_t lock;
-	uint32_t prod;	   /* last PROD accepted */
-	uint32_t cons;	   /* next entry to consume */
-	uint64_t t_free;   /* model time the entry at cons started being serviced */
-	uint64_t next_due; /* atomic: model time the entry at cons finishes; NEVER if idle */
+	uint32_t prod;		    /* last PROD accepted */
+	uint32_t fetch;		    /* next entry to fetch: cons <= fetch <= prod */
+	uint32_t cons;		    /* next entry CONS has to move past */
+	uint64_t t_fetch;	    /* model time the fetch stage is free for the entry at fetch */
+	uint64_t all_done;	    /* model time everything fetched so far has completed */
+	uint64_t *slot_busy;	    /* per slot of the invalidation unit: busy until then */
+	uint32_t n_slots, slot_min; /* slot_min: the slot that frees first */
+	uint64_t *retire_at; /* per ring slot: model time CONS may move past the fetched entry */
+	struct smmu_pending *syncq; /* fetched CMD_SYNCs not yet completed, oldest first */
+	uint32_t syncq_head, syncq_n;
+	struct smmu_tagged *tagq; /* fetched tagged commands awaiting a CMD_SYNC, in order */
+	uint32_t tagq_head, tagq_n;
+	uint64_t n_fetched, n_syncs_fetched;
+	uint64_t events;	/* atomic: stores into memory and CONS moves (the sim's progress) */
+	uint64_t next_due;	/* atomic: model time of the next event; NEVER if idle */
 	struct lab_cmd *shadow; /* each published entry as it was at its PROD write */
 	bool halted;
 
@@ -73,8 +98,8 @@ static uint64_t dev_now(const struct smmu_dev *dev)
 }
 
 /* Record the first violation, halt the device, tell the engine. Called under lock. */
-__attribute__((format(printf, 2, 3))) static void violation(struct smmu_dev *dev,
-							     const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void violation(struct smmu_dev *dev, const char *fmt,
+							    ...)
 {
 	va_list ap;
 
@@ -117,7 +142,7 @@ static uint64_t sync_delay(const struct smmu_dev *dev)
 {
 	const struct scenario_faults *f = &dev->cfg.faults;
 
-	if (!f->sync_delay_ns || (dev->stats.syncs + 1) % f->sync_delay_every)
+	if (!f->sync_delay_ns || dev->n_syncs_fetched % f->sync_delay_every)
 		return 0;
 	return f->sync_delay_ns;
 }
@@ -141,8 +166,6 @@ static uint64_t service_ns(const struct smmu_dev *dev, const struct lab_cmd *cmd
 		return t->cfgi_ns;
 	case LAB_CMD_ATC_INV:
 		return t->atc_inv_ns;
-	case LAB_CMD_SYNC:
-		return t->sync_ns + sync_delay(dev);
 	default:
 		return t->other_ns;
 	}
@@ -155,8 +178,8 @@ static uint32_t q_dist(const struct smmu_dev *dev, uint32_t from, uint32_t to)
 
 /* ---- tags (the harness's oracle) ----------------------------------------------------------- */
 
-#define TAG_I_BITS 8
-#define TAG_N_BITS 8
+#define TAG_I_BITS   8
+#define TAG_N_BITS   8
 #define TAG_SEQ_BITS (52 - TAG_I_BITS - TAG_N_BITS)
 
 struct lab_cmd smmu_tag_cmd(uint32_t cpu, uint64_t seq, uint32_t i, uint32_t n)
@@ -187,85 +210,211 @@ uint64_t smmu_done_seq(const struct smmu_dev *dev, uint32_t cpu)
 
 /* ---- consumption ---------------------------------------------------------------------------- */
 
-/*
- * Act on one consumed entry: poison the slot, complete a CMD_SYNC, record tags. The slot is
- * poisoned before anything that lets a CPU reuse it (the MSI write, CONS), so the poison can
- * never land on a newer entry.
- */
-static void consume_one(struct smmu_dev *dev, uint32_t idx)
+static uint32_t slot_of(const struct smmu_dev *dev, uint32_t p)
+{
+	return p & (dev->nents - 1);
+}
+
+/* The word a CMD_SYNC's completion writes msidata to, or NULL (CS = NONE/SEV, or no MSI). */
+static uint32_t *sync_msi_word(const struct smmu_dev *dev, const struct lab_cmd *pub,
+			       uint32_t *msidata)
+{
+	if (lab_cmd_sync_cs(pub) != LAB_SYNC_CS_IRQ || !dev->cfg.msi)
+		return NULL;
+	*msidata = (uint32_t)(pub->dw[0] >> LAB_SYNC_MSIDATA_SHIFT);
+	return (uint32_t *)(uintptr_t)(pub->dw[1] & LAB_SYNC_MSIADDR_MASK);
+}
+
+/* The slot still holds what was published in it, or the trial fails. Under lock. */
+static bool slot_intact(struct smmu_dev *dev, uint32_t idx)
 {
 	struct lab_cmd *slot = &dev->iface.ring[idx];
-	struct lab_cmd cur = { { lab_load64(&slot->dw[0], LAB_ACQUIRE),
-				 lab_load64(&slot->dw[1], LAB_RELAXED) } };
+	struct lab_cmd cur = {
+	    {lab_load64(&slot->dw[0], LAB_ACQUIRE), lab_load64(&slot->dw[1], LAB_RELAXED)}};
+	const struct lab_cmd *pub = &dev->shadow[idx];
+
+	if (cur.dw[0] == pub->dw[0] && cur.dw[1] == pub->dw[1])
+		return true;
+	violation(dev,
+		  "slot %u rewritten after it was published and before it was consumed: "
+		  "published %016" PRIx64 " %016" PRIx64 ", found %016" PRIx64 " %016" PRIx64
+		  " (CONS 0x%x, PROD 0x%x)",
+		  idx, pub->dw[0], pub->dw[1], cur.dw[0], cur.dw[1], dev->cons, dev->prod);
+	return false;
+}
+
+/* The earliest time the entry at fetch leaves the fetch stage; NEVER if none is published. */
+static uint64_t fetch_due(const struct smmu_dev *dev)
+{
+	if (dev->fetch == dev->prod)
+		return NEVER;
+	uint64_t t = dev->t_fetch + dev->cfg.timing.fetch_ns;
+	const struct lab_cmd *pub = &dev->shadow[slot_of(dev, dev->fetch)];
+
+	/* In order: an invalidation waits for a free slot, and everything behind it waits too. */
+	if (LAB_CMD_OPCODE(pub->dw[0]) != LAB_CMD_SYNC && dev->slot_busy[dev->slot_min] > t)
+		t = dev->slot_busy[dev->slot_min];
+	return t;
+}
+
+static void find_slot_min(struct smmu_dev *dev)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 1; i < dev->n_slots; i++)
+		if (dev->slot_busy[i] < dev->slot_busy[k])
+			k = i;
+	dev->slot_min = k;
+}
+
+/*
+ * The entry at fetch leaves the fetch stage at t: checked, recorded, and either dispatched to
+ * the invalidation unit (its slot is poisoned: the device has read it, and CONS may pass it
+ * from now on) or, a CMD_SYNC, queued to complete once everything before it has. Under lock.
+ */
+static void fetch_one(struct smmu_dev *dev, uint64_t t)
+{
+	uint32_t idx = slot_of(dev, dev->fetch);
+	struct lab_cmd *slot = &dev->iface.ring[idx];
 	const struct lab_cmd *pub = &dev->shadow[idx];
 	uint32_t op = LAB_CMD_OPCODE(pub->dw[0]);
-	uint32_t *msi_word = NULL;
-	uint32_t msidata = 0;
 
-	if (dev->cfg.faults.illegal_cmd_at && dev->stats.consumed + 1 == dev->cfg.faults.illegal_cmd_at) {
-		violation(dev,
-			  "slot %u: the device rejected command %" PRIu64 " (opcode 0x%02x) as illegal "
-			  "and stopped (fault injected by [faults] illegal_cmd_at; CONS 0x%x, PROD 0x%x)",
-			  idx, dev->stats.consumed + 1, op, dev->cons, dev->prod);
+	if (dev->cfg.faults.illegal_cmd_at &&
+	    dev->n_fetched + 1 == dev->cfg.faults.illegal_cmd_at) {
+		violation(
+		    dev,
+		    "slot %u: the device rejected command %" PRIu64 " (opcode 0x%02x) as illegal "
+		    "and stopped (fault injected by [faults] illegal_cmd_at; CONS 0x%x, PROD 0x%x)",
+		    idx, dev->n_fetched + 1, op, dev->cons, dev->prod);
 		return;
 	}
-	if (cur.dw[0] != pub->dw[0] || cur.dw[1] != pub->dw[1]) {
-		violation(dev,
-			  "slot %u rewritten after it was published and before it was consumed: "
-			  "published %016" PRIx64 " %016" PRIx64 ", found %016" PRIx64
-			  " %016" PRIx64 " (CONS 0x%x, PROD 0x%x)",
-			  idx, pub->dw[0], pub->dw[1], cur.dw[0], cur.dw[1], dev->cons, dev->prod);
+	if (!slot_intact(dev, idx))
 		return;
-	}
-	if (op == LAB_CMD_SYNC && lab_cmd_sync_cs(pub) == LAB_SYNC_CS_IRQ && dev->cfg.msi) {
-		msi_word = (uint32_t *)(uintptr_t)(pub->dw[1] & LAB_SYNC_MSIADDR_MASK);
-		msidata = (uint32_t)(pub->dw[0] >> LAB_SYNC_MSIDATA_SHIFT);
-	}
-
-	lab_store64(&slot->dw[1], 0, LAB_RELAXED);
-	if (msi_word == (uint32_t *)&slot->dw[0]) {
-		/* MSI into the CMD_SYNC's own slot (the kernel's MSIPOLL): one final store. */
-		lab_store64(&slot->dw[0], msidata, LAB_RELEASE);
-	} else {
-		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
-		if (msi_word)
-			lab_store32(msi_word, msidata, LAB_RELEASE);
-	}
-
-	dev->stats.consumed++;
+	dev->n_fetched++;
+	dev->t_fetch = t;
 	if (op == LAB_CMD_SYNC) {
-		dev->stats.syncs++;
-		dev->stats.msi_writes += msi_word != NULL;
+		uint32_t msidata;
+		uint64_t done = (t > dev->all_done ? t : dev->all_done) + dev->cfg.timing.sync_ns +
+				sync_delay(dev);
+		struct smmu_pending *ps =
+		    &dev->syncq[(dev->syncq_head + dev->syncq_n++) & (dev->nents - 1)];
+
+		dev->n_syncs_fetched++;
+		ps->pos = dev->fetch;
+		ps->done = done;
+		dev->all_done = done;
+		dev->retire_at[idx] = done;
+		if (sync_msi_word(dev, pub, &msidata))
+			dev->retire_at[idx] += dev->cfg.timing.msi_cons_ns;
+	} else {
+		uint64_t done = t + service_ns(dev, pub);
+
+		dev->slot_busy[dev->slot_min] = done;
+		find_slot_min(dev);
+		if (done > dev->all_done)
+			dev->all_done = done;
+		dev->retire_at[idx] = t;
+		lab_store64(&slot->dw[1], 0, LAB_RELAXED);
+		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
+		__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
+
+		/* Done for the oracle only when a CMD_SYNC after it completes: that is the
+		 * guarantee a strategy's sync gives, not the fetch (which CONS shows). */
+		uint32_t cpu, i, n;
+		uint64_t seq;
+		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1) {
+			struct smmu_tagged *tg =
+			    &dev->tagq[(dev->tagq_head + dev->tagq_n++) & (dev->nents - 1)];
+			tg->pos = dev->fetch;
+			tg->cpu = cpu;
+			tg->seq = seq;
+		}
 	}
-	uint32_t cpu, i, n;
-	uint64_t seq;
-	if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1)
-		__atomic_store_n(&dev->done_seq[cpu], seq, __ATOMIC_RELEASE);
 	if (dev->trace) {
 		if (dev->trace_n < dev->cfg.trace_cap)
 			dev->trace[dev->trace_n++] = *pub;
 		else
 			dev->trace_truncated = true;
 	}
+	dev->fetch = (dev->fetch + 1) & dev->wrap_mask;
+	__atomic_store_n(&dev->fetch_reg, dev->fetch, __ATOMIC_RELEASE);
 }
 
-/* Consume every entry whose service has finished by now. Under lock. */
+/*
+ * The oldest pending CMD_SYNC completes: its slot is poisoned and its MSI written (into its
+ * own slot, the kernel's MSIPOLL, as the one final store), before CONS moves past it
+ * (retire_one, msi_cons_ns later). Under lock.
+ */
+static void complete_sync(struct smmu_dev *dev)
+{
+	struct smmu_pending *ps = &dev->syncq[dev->syncq_head];
+	uint32_t ps_pos = ps->pos, idx = slot_of(dev, ps_pos);
+	struct lab_cmd *slot = &dev->iface.ring[idx];
+	uint32_t msidata = 0;
+	uint32_t *msi_word = sync_msi_word(dev, &dev->shadow[idx], &msidata);
+
+	dev->syncq_head = (dev->syncq_head + 1) & (dev->nents - 1);
+	dev->syncq_n--;
+	if (!slot_intact(dev, idx))
+		return;
+	/* Every tagged command before this CMD_SYNC has completed: published before the MSI,
+	 * which lets the waiter return. */
+	while (dev->tagq_n) {
+		struct smmu_tagged *tg = &dev->tagq[dev->tagq_head];
+		uint32_t d = q_dist(dev, tg->pos, ps_pos);
+		if (!d || d > dev->nents)
+			break; /* fetched after it */
+		__atomic_store_n(&dev->done_seq[tg->cpu], tg->seq, __ATOMIC_RELEASE);
+		dev->tagq_head = (dev->tagq_head + 1) & (dev->nents - 1);
+		dev->tagq_n--;
+	}
+	lab_store64(&slot->dw[1], 0, LAB_RELAXED);
+	if (msi_word == (uint32_t *)&slot->dw[0]) {
+		lab_store64(&slot->dw[0], msidata, LAB_RELEASE);
+	} else {
+		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
+		if (msi_word)
+			lab_store32(msi_word, msidata, LAB_RELEASE);
+	}
+	__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
+	dev->stats.syncs++;
+	dev->stats.msi_writes += msi_word != NULL;
+}
+
+/* CONS moves past the entry at cons (fetched; a CMD_SYNC also completed). Under lock. */
+static void retire_one(struct smmu_dev *dev)
+{
+	dev->stats.consumed++;
+	dev->cons = (dev->cons + 1) & dev->wrap_mask;
+	__atomic_store_n(&dev->cons_reg, dev->cons, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Act on every event due by now, in time order: CMD_SYNC completions (MSI writes) first, then
+ * CONS moves, then fetches, so at equal times an MSI always lands before CONS passes its
+ * CMD_SYNC. Under lock.
+ */
 static void advance_locked(struct smmu_dev *dev, uint64_t now)
 {
-	while (!dev->halted && dev->cons != dev->prod) {
-		uint32_t idx = dev->cons & (dev->nents - 1);
-		uint64_t done = dev->t_free + service_ns(dev, &dev->shadow[idx]);
+	while (!dev->halted) {
+		uint64_t tm = dev->syncq_n ? dev->syncq[dev->syncq_head].done : NEVER;
+		uint64_t tr =
+		    dev->cons != dev->fetch ? dev->retire_at[slot_of(dev, dev->cons)] : NEVER;
+		uint64_t tf = fetch_due(dev);
+		uint64_t t = tm < tr ? tm : tr;
 
-		if (done > now) {
-			__atomic_store_n(&dev->next_due, done, __ATOMIC_RELAXED);
+		t = tf < t ? tf : t;
+		if (t > now) {
+			__atomic_store_n(&dev->next_due, t, __ATOMIC_RELAXED);
 			return;
 		}
-		consume_one(dev, idx);
-		if (dev->halted)
-			return;
-		dev->t_free = done;
-		dev->cons = (dev->cons + 1) & dev->wrap_mask;
-		__atomic_store_n(&dev->cons_reg, dev->cons, __ATOMIC_RELEASE);
+		if (tm == t)
+			complete_sync(dev);
+		else if (tr == t)
+			retire_one(dev);
+		else
+			fetch_one(dev, t);
 	}
 	__atomic_store_n(&dev->next_due, NEVER, __ATOMIC_RELAXED);
 }
@@ -298,8 +447,8 @@ static void publish_locked(struct smmu_dev *dev, uint32_t from, uint32_t to)
 	for (uint32_t p = from; p != to && !dev->halted; p = (p + 1) & dev->wrap_mask) {
 		uint32_t idx = p & (dev->nents - 1);
 		struct lab_cmd *slot = &dev->iface.ring[idx];
-		struct lab_cmd e = { { lab_load64(&slot->dw[0], LAB_RELAXED),
-				       lab_load64(&slot->dw[1], LAB_RELAXED) } };
+		struct lab_cmd e = {
+		    {lab_load64(&slot->dw[0], LAB_RELAXED), lab_load64(&slot->dw[1], LAB_RELAXED)}};
 		uint32_t op = LAB_CMD_OPCODE(e.dw[0]);
 
 		if (op == 0)
@@ -308,8 +457,9 @@ static void publish_locked(struct smmu_dev *dev, uint32_t from, uint32_t to)
 				  "holds a consumed entry (PROD 0x%x -> 0x%x, CONS 0x%x)",
 				  idx, p, from, to, dev->cons);
 		else if (!opcode_known(op))
-			violation(dev, "slot %u (index 0x%x): unknown opcode 0x%02x (%016" PRIx64
-				       " %016" PRIx64 ")",
+			violation(dev,
+				  "slot %u (index 0x%x): unknown opcode 0x%02x (%016" PRIx64
+				  " %016" PRIx64 ")",
 				  idx, p, op, e.dw[0], e.dw[1]);
 		dev->shadow[idx] = e;
 	}
@@ -329,8 +479,9 @@ static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod
 
 	uint32_t old = dev->prod;
 	if (prod & ~dev->wrap_mask) {
-		violation(dev, "PROD write 0x%x has bits outside IDX|WRP (mask 0x%x): OVF/owner "
-			       "flag not stripped?",
+		violation(dev,
+			  "PROD write 0x%x has bits outside IDX|WRP (mask 0x%x): OVF/owner "
+			  "flag not stripped?",
 			  prod, dev->wrap_mask);
 		goto out;
 	}
@@ -341,15 +492,16 @@ static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod
 		goto out;
 	}
 	if (q_dist(dev, dev->cons, prod) > dev->nents) {
-		violation(dev, "PROD 0x%x overruns CONS 0x%x: %u entries outstanding in a queue of %u",
+		violation(dev,
+			  "PROD 0x%x overruns CONS 0x%x: %u entries outstanding in a queue of %u",
 			  prod, dev->cons, q_dist(dev, dev->cons, prod), dev->nents);
 		goto out;
 	}
 	publish_locked(dev, old, prod);
 	if (dev->halted)
 		goto out;
-	if (dev->cons == old && dev->t_free < now)
-		dev->t_free = now; /* idle until now: service starts at the PROD write */
+	if (dev->fetch == old && dev->t_fetch < now)
+		dev->t_fetch = now; /* idle until now: fetching starts at the PROD write */
 	dev->prod = prod;
 	__atomic_store_n(&dev->prod_reg, prod, __ATOMIC_RELEASE);
 	advance_locked(dev, now);
@@ -434,7 +586,13 @@ struct smmu_dev *smmu_new(const struct smmu_config *cfg, const struct lab_clock 
 	dev->iface.ring = aligned_alloc(LAB_CACHE_LINE, sizeof(struct lab_cmd) * dev->nents);
 	dev->shadow = calloc(dev->nents, sizeof(struct lab_cmd));
 	dev->done_seq = calloc(cfg->ncpus ? cfg->ncpus : 1, sizeof(uint64_t));
-	if (!dev->iface.ring || !dev->shadow || !dev->done_seq)
+	dev->n_slots = cfg->timing.inv_slots ? (uint32_t)cfg->timing.inv_slots : 1;
+	dev->slot_busy = calloc(dev->n_slots, sizeof(uint64_t));
+	dev->retire_at = calloc(dev->nents, sizeof(uint64_t));
+	dev->syncq = calloc(dev->nents, sizeof(*dev->syncq));
+	dev->tagq = calloc(dev->nents, sizeof(*dev->tagq));
+	if (!dev->iface.ring || !dev->shadow || !dev->done_seq || !dev->slot_busy ||
+	    !dev->retire_at || !dev->syncq || !dev->tagq)
 		goto err_free;
 	/* An all-zero ring reads as "consumed" everywhere: nothing has been written yet. */
 	memset(dev->iface.ring, 0, sizeof(struct lab_cmd) * dev->nents);
@@ -460,6 +618,10 @@ void smmu_free(struct smmu_dev *dev)
 	free(dev->iface.ring);
 	free(dev->shadow);
 	free(dev->done_seq);
+	free(dev->slot_busy);
+	free(dev->retire_at);
+	free(dev->syncq);
+	free(dev->tagq);
 	free(dev->trace);
 	free(dev);
 }
@@ -467,6 +629,16 @@ void smmu_free(struct smmu_dev *dev)
 struct lab_smmu *smmu_iface(struct smmu_dev *dev)
 {
 	return &dev->iface;
+}
+
+uint32_t smmu_fetched(const struct smmu_dev *dev)
+{
+	return __atomic_load_n(&dev->fetch_reg, __ATOMIC_ACQUIRE);
+}
+
+uint64_t smmu_events(const struct smmu_dev *dev)
+{
+	return __atomic_load_n(&dev->events, __ATOMIC_RELAXED);
 }
 
 uint64_t smmu_next_due(const struct smmu_dev *dev)

@@ -3,10 +3,23 @@
  * smmu -- the device model: a simulated SMMUv3 command-queue consumer.
  *
  * It owns the ring and the PROD/CONS registers behind struct lab_smmu. Entries become
- * visible when PROD is written past them; the device consumes them in order, spending a
- * configured time per opcode, poisons each consumed slot (so a slot consumed twice without
- * being rewritten is caught), advances CONS, and completes a CMD_SYNC with CS=IRQ by writing
- * its MSIDATA to its MSIADDR.
+ * visible when PROD is written past them. Like the hardware, its latency and its throughput
+ * are separate (timing: struct scenario_smmu, the [smmu] keys):
+ *  - fetch: one entry at a time, in order, fetch_ns each, from the PROD write on;
+ *  - every command but CMD_SYNC (invalidations, CFGIs, ...) is dispatched to an invalidation
+ *    unit with inv_slots slots and completes its own latency (tlbi_va_ns, ...) after its
+ *    dispatch; when every slot is busy the fetch stage waits for the first to free, and so
+ *    does everything behind it. CONS may move past such an entry once it has been fetched
+ *    (the device has read it: its slot is poisoned, so a slot consumed twice without being
+ *    rewritten is caught);
+ *  - a CMD_SYNC completes sync_ns after it was fetched and everything before it (earlier
+ *    CMD_SYNCs included) completed; the fetch stage does not wait for it. On completion it
+ *    writes its MSIDATA to its MSIADDR (CS = IRQ with msi); CONS moves past it msi_cons_ns
+ *    after that write landed (at once without an MSI). So a CMD_SYNC's MSI is always visible
+ *    before CONS passes it, in both engines (cmdq.h).
+ * One CPU alone, a TLBI + CMD_SYNC: MSI at PROD write + fetch_ns + tlbi_va_ns + sync_ns.
+ * Many CPUs: CMD_SYNCs pipeline, the device sustains one per max(2 x fetch_ns, sync_ns,
+ * tlbi_va_ns / inv_slots) with one TLBI each.
  *
  * Protocol checks (each fails the trial with the slot and values, and halts the device as a
  * real SMMU halts on CMDQ_ERR): PROD with OVF set, PROD moving backwards, PROD overrunning
@@ -14,13 +27,14 @@
  * written, an unknown opcode, an entry rewritten after it was published but before it was
  * consumed.
  *
- * Time: a model clock, not the observer's. Each entry finishes at
- *   max(previous finish, time its PROD write happened) + service time,
- * and is acted on (CONS, MSI) by whichever observer first looks after that time:
+ * Time: a model clock, not the observer's. Each event (a fetch, a CMD_SYNC's completion, CONS
+ * moving) happens at its model time and is acted on by whichever observer first looks after
+ * that time:
  *  - DEVICE_INLINE: no thread of its own; CPUs that write PROD, read CONS or spin in a
  *    LAB_COND_LOAD* advance it (so a 2-core machine runs 2 workers, not 2 + a consumer);
  *  - DEVICE_THREAD: a dedicated thread polls the clock and advances it.
- * Both modes use the same service times and the same checks.
+ * Both modes use the same timings and the same checks; the sim runs it as an agent at each
+ * event's time (engine/sim/sim_engine.c).
  */
 #ifndef IOMMULAB_SMMU_H
 #define IOMMULAB_SMMU_H
@@ -35,13 +49,13 @@
 struct smmu_dev;
 
 struct smmu_config {
-	uint32_t shift;			 /* log2 entries */
-	bool msi;			 /* CMD_SYNC may complete by MSI */
-	int mode;			 /* enum device_mode */
-	struct scenario_smmu timing;	 /* service times and MMIO costs (ns) */
-	uint32_t ncpus;			 /* for per-CPU tags (the harness's oracle) */
-	uint64_t trace_cap;		 /* record up to this many consumed commands (0: none) */
-	struct scenario_faults faults;	 /* injected: late CMD_SYNCs, a rejected command */
+	uint32_t shift;		       /* log2 entries */
+	bool msi;		       /* CMD_SYNC may complete by MSI */
+	int mode;		       /* enum device_mode */
+	struct scenario_smmu timing;   /* latencies, fetch, concurrency and MMIO costs */
+	uint32_t ncpus;		       /* for per-CPU tags (the harness's oracle) */
+	uint64_t trace_cap;	       /* record up to this many consumed commands (0: none) */
+	struct scenario_faults faults; /* injected: late CMD_SYNCs, a rejected command */
 	/* Called once, from whichever thread found it, on the first protocol violation. */
 	void (*on_violation)(void *arg);
 	void *violation_arg;
@@ -65,18 +79,25 @@ void smmu_stop(struct smmu_dev *dev);
 /* Consume everything published whose time has come (for tests and teardown). */
 void smmu_advance(struct smmu_dev *dev);
 
-/* Model time (ns) the entry at CONS finishes; UINT64_MAX when idle (the sim's agent). */
+/* Model time (ns) of the device's next event; UINT64_MAX when idle (the sim's agent). */
 uint64_t smmu_next_due(const struct smmu_dev *dev);
+
+/* The index (IDX | WRP) of the next entry to fetch: slots before it were read and poisoned. */
+uint32_t smmu_fetched(const struct smmu_dev *dev);
+
+/* A count that moves whenever the device stores into memory (a poisoned slot, an MSI) or
+ * moves CONS: the sim's progress. */
+uint64_t smmu_events(const struct smmu_dev *dev);
 
 /* The first violation, or NULL. */
 const char *smmu_error(const struct smmu_dev *dev);
 
 struct smmu_stats {
-	uint64_t consumed;	/* commands consumed, CMD_SYNCs included */
-	uint64_t syncs;		/* CMD_SYNCs consumed */
-	uint64_t msi_writes;	/* CMD_SYNCs completed by MSI */
-	uint64_t prod_writes;	/* MMIO writes of PROD */
-	uint64_t cons_reads;	/* MMIO reads of CONS */
+	uint64_t consumed;    /* commands CONS moved past, CMD_SYNCs included */
+	uint64_t syncs;	      /* CMD_SYNCs consumed */
+	uint64_t msi_writes;  /* CMD_SYNCs completed by MSI */
+	uint64_t prod_writes; /* MMIO writes of PROD */
+	uint64_t cons_reads;  /* MMIO reads of CONS */
 };
 void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out);
 
@@ -87,12 +108,14 @@ uint32_t smmu_cons(const struct smmu_dev *dev);
 /*
  * The harness's tags. A TLBI_NH_VA built by smmu_tag_cmd(cpu, seq, i) carries the issuing
  * CPU in its ASID and (seq, i) in its address; the device records, per CPU, the highest seq
- * whose last command (i == last) it consumed, and keeps the trace for the oracle.
+ * whose last command (i == last) a completed CMD_SYNC covers, and keeps the trace (in fetch
+ * order) for the oracle.
  */
 struct lab_cmd smmu_tag_cmd(uint32_t cpu, uint64_t seq, uint32_t i, uint32_t n);
 bool smmu_untag_cmd(const struct lab_cmd *cmd, uint32_t *cpu, uint64_t *seq, uint32_t *i,
 		    uint32_t *n);
-/* Highest seq of cpu whose commands were all consumed (0: none yet; seqs start at 1). */
+/* Highest seq of cpu whose commands a completed CMD_SYNC covers (0: none yet; seqs start at
+ * 1): what a strategy's issue(sync) must have waited for. */
 uint64_t smmu_done_seq(const struct smmu_dev *dev, uint32_t cpu);
 
 /* The trace: commands in consumption order. *truncated if trace_cap was reached. */

@@ -51,9 +51,14 @@ struct scenario_smmu {
 	uint64_t queue_shift;	/* log2 entries */
 	bool msi;		/* CMD_SYNC completes by MSI write (else poll CONS) */
 	int device;		/* enum device_mode */
-	uint64_t tlbi_va_ns, tlbi_asid_ns, cfgi_ns, atc_inv_ns, other_ns, sync_ns;
+	/* Latency of each command from its dispatch to its completion (invalidations overlap). */
+	uint64_t tlbi_va_ns, tlbi_asid_ns, cfgi_ns, atc_inv_ns, other_ns;
+	uint64_t sync_ns;	/* a CMD_SYNC's own completion once all before it completed */
 	uint64_t prod_write_ns;	/* MMIO write of PROD, paid by the writer */
 	uint64_t cons_read_ns;	/* MMIO read of CONS, paid by the reader */
+	uint64_t fetch_ns;	/* reading and decoding one command, in order, one at a time */
+	uint64_t inv_slots;	/* commands other than CMD_SYNC in flight at once (0 read as 1) */
+	uint64_t msi_cons_ns;	/* from a CMD_SYNC's MSI write landing to CONS moving past it */
 };
 
 /* [workload.cmdq] */
@@ -79,6 +84,9 @@ struct scenario_wl_dma {
 	uint64_t pages;		/* granule: pages per mapping */
 	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
 	uint64_t dma_bits;
+	int pattern;		/* enum dma_pattern: single | ways */
+	uint64_t batch;		/* ways: maps, then unmaps, per loop */
+	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy) */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */

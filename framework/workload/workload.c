@@ -56,6 +56,9 @@ static void *dma_make(const struct workload_env *e)
 	    .pt_map_ns = w->pt_map_ns,
 	    .pt_unmap_ns = w->pt_unmap_ns,
 	    .trans_ns = w->trans_ns,
+	    .pattern = w->pattern,
+	    .batch = (uint32_t)w->batch,
+	    .think_ns = w->think_ns,
 	};
 
 	return dma_wl_new(e->cmdq, e->cmdq_state, e->iova, e->ncpus, &p);

@@ -1,10 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* The device model: timing of a CMD_SYNC round trip, and every protocol check. */
+/*
+ * The device model: its timing (latency apart from throughput: fetch, overlapped
+ * invalidations, CMD_SYNC completion), the order of a CMD_SYNC's MSI and CONS natively and
+ * on the sim, and every protocol check.
+ */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "device/smmu.h"
 #include "engine/host.h"
+#include "params/params.h"
+#include "run/trial_run.h"
+#include "engine/sim/sim.h"
+#include "engine/sim/sim_engine.h"
+#include "workload/dma_wl.h"
 
 static struct host_env *env;
 static struct smmu_dev *dev;
@@ -12,34 +23,76 @@ static struct lab_smmu *q;
 static struct lab_cpu *cpu;
 static int violations;
 
+/* A model clock the test moves by hand: every event time is exact. */
+static uint64_t manual_ns;
+static uint64_t manual_now(const struct lab_clock *clk)
+{
+	(void)clk;
+	return manual_ns;
+}
+static void manual_delay(struct lab_cpu *c, uint64_t ns)
+{
+	(void)c;
+	manual_ns += ns;
+}
+static const struct lab_clock manual_clock = {
+    .source = LAB_CLOCK_SIM,
+    .ns_per_tick = 1.0,
+    .sim_now = manual_now,
+    .sim_delay = manual_delay,
+};
+
 static void count_violation(void *arg)
 {
 	(void)arg;
 	violations++;
 }
 
-static void make(uint32_t shift, int mode, uint64_t tlbi_ns, uint64_t sync_ns)
+/* The [smmu] table's defaults: the shipped calibration. */
+static struct scenario_smmu default_timing(void)
+{
+	const struct scenario_section *sec = scenario_find_section("smmu");
+	struct scenario_smmu t;
+	char err[128];
+
+	cr_assert_not_null(sec);
+	cr_assert_eq(param_set_defaults(sec->params, sec->n_params, &t, err, sizeof(err)), 0, "%s",
+		     err);
+	return t;
+}
+
+static void make_timed(uint32_t shift, int mode, const struct scenario_smmu *t, bool manual)
 {
 	char err[128];
 	struct smmu_config cfg = {
-		.shift = shift,
-		.msi = true,
-		.mode = mode,
-		.ncpus = 1,
-		.trace_cap = 64,
-		.on_violation = count_violation,
+	    .shift = shift,
+	    .msi = true,
+	    .mode = mode,
+	    .timing = *t,
+	    .ncpus = 1,
+	    .trace_cap = 64,
+	    .on_violation = count_violation,
 	};
 
-	cfg.timing.tlbi_va_ns = tlbi_ns;
-	cfg.timing.sync_ns = sync_ns;
 	violations = 0;
+	manual_ns = 1000;
 	env = host_env_new(1, 0, false);
 	cr_assert_not_null(env);
-	dev = smmu_new(&cfg, host_env_clock(env), err, sizeof(err));
+	cpu = host_env_cpu(env, 0);
+	if (manual)
+		cpu->clock = &manual_clock;
+	dev = smmu_new(&cfg, manual ? &manual_clock : host_env_clock(env), err, sizeof(err));
 	cr_assert_not_null(dev, "%s", err);
 	q = smmu_iface(dev);
-	cpu = host_env_cpu(env, 0);
 	host_env_set_idle(env, smmu_idle, dev);
+}
+
+/* A serial device: every command but CMD_SYNC takes tlbi_ns, a CMD_SYNC sync_ns after it. */
+static void make(uint32_t shift, int mode, uint64_t tlbi_ns, uint64_t sync_ns)
+{
+	struct scenario_smmu t = {.tlbi_va_ns = tlbi_ns, .sync_ns = sync_ns, .inv_slots = 1};
+
+	make_timed(shift, mode, &t, false);
 }
 
 static void teardown(void)
@@ -55,6 +108,17 @@ static void put(uint32_t index, struct lab_cmd cmd)
 	lab_cmd_write(lab_q_slot(q, index), &cmd);
 }
 
+static uint32_t *msi_word_of(uint32_t index)
+{
+	return (uint32_t *)&lab_q_slot(q, index)->dw[0];
+}
+
+/* A CMD_SYNC at index whose MSI writes 0 into its own first word (the kernel's MSIPOLL). */
+static void put_sync(uint32_t index)
+{
+	put(index, lab_cmd_sync(LAB_SYNC_CS_IRQ, msi_word_of(index), 0));
+}
+
 /* Spin (as a plugin would) until the device has consumed everything published. */
 static void drain(void)
 {
@@ -63,16 +127,28 @@ static void drain(void)
 		lab_spin_wait(cpu, NULL);
 }
 
+/* Manual clock: step to each event in turn; the model time the MSI at index landed. */
+static uint64_t msi_time(uint32_t index)
+{
+	for (int guard = 0; guard < 100000 && *msi_word_of(index); guard++) {
+		uint64_t due = smmu_next_due(dev);
+		cr_assert_neq(due, UINT64_MAX, "the device went idle before the MSI");
+		manual_ns = due > manual_ns ? due : manual_ns;
+		smmu_advance(dev);
+	}
+	cr_assert_eq(*msi_word_of(index), 0);
+	return manual_ns;
+}
+
 Test(device, completes_a_cmd_sync_by_msi_after_its_service_time, .timeout = 10)
 {
 	make(4, DEVICE_INLINE, 100, 780);
 	put(0, smmu_tag_cmd(0, 1, 0, 1));
-	struct lab_cmd *sync_slot = lab_q_slot(q, 1);
-	put(1, lab_cmd_sync(LAB_SYNC_CS_IRQ, (uint32_t *)&sync_slot->dw[0], 0));
+	put_sync(1);
 	uint64_t t0 = lab_now(cpu);
 	lab_smmu_write_prod(cpu, q, 2);
 	uint32_t v;
-	LAB_COND_LOAD32(cpu, (uint32_t *)&sync_slot->dw[0], v, v == 0, LAB_RELAXED);
+	LAB_COND_LOAD32(cpu, msi_word_of(1), v, v == 0, LAB_RELAXED);
 	uint64_t took = lab_now(cpu) - t0;
 
 	cr_assert_geq(took, 880, "the round trip took %lu ns, less than the service times",
@@ -88,6 +164,275 @@ Test(device, completes_a_cmd_sync_by_msi_after_its_service_time, .timeout = 10)
 	cr_assert_eq(smmu_done_seq(dev, 0), 1);
 	cr_assert_null(smmu_error(dev));
 }
+
+/* The calibration point: one CPU alone, PROD write -> MSI of a TLBI + CMD_SYNC, 880 ns. */
+Test(device, one_cpus_sync_latency_is_the_serial_models, .timeout = 10)
+{
+	struct scenario_smmu t = default_timing();
+
+	make_timed(4, DEVICE_INLINE, &t, true);
+	put(0, smmu_tag_cmd(0, 1, 0, 1));
+	put_sync(1);
+	lab_smmu_write_prod(cpu, q, 2);
+	uint64_t t0 = manual_ns;
+	uint64_t took = msi_time(1) - t0;
+
+	/* The serial model's tlbi_va_ns + sync_ns was 100 + 780. */
+	cr_assert_eq(took, 880, "PROD write -> MSI took %lu ns", (unsigned long)took);
+	cr_assert_eq(took, t.fetch_ns + t.tlbi_va_ns + t.sync_ns);
+	cr_assert_null(smmu_error(dev));
+}
+
+/* N invalidations then a CMD_SYNC: faster than N x latency, no faster than the slots allow. */
+Test(device, overlapped_invalidations_are_bounded_by_the_slots, .timeout = 10)
+{
+	struct scenario_smmu t = {.fetch_ns = 10, .tlbi_va_ns = 500, .sync_ns = 50, .inv_slots = 4};
+	const uint32_t n = 16;
+
+	make_timed(5, DEVICE_INLINE, &t, true);
+	for (uint32_t i = 0; i < n; i++)
+		put(i, smmu_tag_cmd(0, 1, i, n));
+	put_sync(n);
+	lab_smmu_write_prod(cpu, q, n + 1);
+	uint64_t t0 = manual_ns;
+	uint64_t took = msi_time(n) - t0;
+
+	/* 4 waves of 4: the last TLBI dispatched at 4 x 10 + 3 x 500, done 500 later, + sync. */
+	cr_assert_lt(took, n * t.tlbi_va_ns, "%lu ns: no overlap", (unsigned long)took);
+	cr_assert_geq(took, (n / t.inv_slots) * t.tlbi_va_ns + t.sync_ns,
+		      "%lu ns: more than %lu in flight", (unsigned long)took,
+		      (unsigned long)t.inv_slots);
+	cr_assert_eq(took, 40 + 3 * 500 + 500 + 50, "%lu ns", (unsigned long)took);
+	cr_assert_null(smmu_error(dev));
+}
+
+/* CMD_SYNCs pipeline: back-to-back TLBI + CMD_SYNC pairs complete one per sync_ns. */
+Test(device, back_to_back_syncs_pipeline, .timeout = 10)
+{
+	struct scenario_smmu t = default_timing();
+	const uint32_t pairs = 8;
+
+	make_timed(5, DEVICE_INLINE, &t, true);
+	for (uint32_t i = 0; i < pairs; i++) {
+		put(2 * i, smmu_tag_cmd(0, i + 1, 0, 1));
+		put_sync(2 * i + 1);
+	}
+	lab_smmu_write_prod(cpu, q, 2 * pairs);
+	uint64_t t0 = manual_ns;
+	uint64_t first = msi_time(1) - t0, last = msi_time(2 * pairs - 1) - t0;
+
+	cr_assert_eq(first, 880);
+	cr_assert_eq(last, first + (pairs - 1) * t.sync_ns, "%lu ns for %u pairs",
+		     (unsigned long)last, pairs);
+	cr_assert_lt(last, pairs * first, "no faster than a serial server");
+}
+
+/* Everything ahead of a CMD_SYNC completes before it, however slow, and CONS waits for it. */
+Test(device, a_sync_never_completes_before_the_commands_ahead_of_it, .timeout = 10)
+{
+	struct scenario_smmu t = {
+	    .fetch_ns = 10, .tlbi_va_ns = 100, .tlbi_asid_ns = 5000, .sync_ns = 50, .inv_slots = 8};
+
+	make_timed(4, DEVICE_INLINE, &t, true);
+	put(0, lab_cmd_tlbi_nh_va(1, 0x1000, true));
+	put(1, (struct lab_cmd){{LAB_CMD_TLBI_NH_ASID | (1ull << 48), 0}});
+	put(2, lab_cmd_tlbi_nh_va(1, 0x2000, true));
+	put_sync(3);
+	put(4, smmu_tag_cmd(0, 1, 0, 1));
+	put_sync(5);
+	lab_smmu_write_prod(cpu, q, 6);
+	uint64_t t0 = manual_ns;
+
+	/* Step to just before the slow TLBI_NH_ASID is done: neither sync, CONS stuck at 3. */
+	manual_ns = t0 + 20 + 5000 - 1;
+	smmu_advance(dev);
+	cr_assert_neq(*msi_word_of(3), 0, "a CMD_SYNC completed before a command ahead of it");
+	cr_assert_neq(*msi_word_of(5), 0, "a later CMD_SYNC completed first");
+	cr_assert_eq(smmu_cons(dev), 3, "CONS 0x%x passed a pending CMD_SYNC", smmu_cons(dev));
+	cr_assert_eq(smmu_fetched(dev), 6, "fetching stopped at a CMD_SYNC");
+	cr_assert_eq(smmu_done_seq(dev, 0), 0, "a fetched command counted done before its sync");
+	uint64_t s1 = msi_time(3) - t0, s2 = msi_time(5) - t0;
+	cr_assert_eq(s1, 20 + 5000 + 50);
+	cr_assert_eq(s2, s1 + 50, "the second sync waits for the first");
+	cr_assert_eq(smmu_done_seq(dev, 0), 1);
+	drain();
+	cr_assert_eq(smmu_cons(dev), 6);
+	cr_assert_null(smmu_error(dev));
+}
+
+/* Natively: the MSI lands msi_cons_ns before CONS moves past its CMD_SYNC, never after. */
+Test(device, msi_lands_before_cons_passes_the_sync, .timeout = 10)
+{
+	struct scenario_smmu t = default_timing();
+
+	t.msi_cons_ns = 30;
+	make_timed(4, DEVICE_INLINE, &t, true);
+	put(0, smmu_tag_cmd(0, 1, 0, 1));
+	put_sync(1);
+	lab_smmu_write_prod(cpu, q, 2);
+	uint64_t t0 = manual_ns;
+	uint64_t tm = msi_time(1);
+	cr_assert_eq(tm - t0, 880);
+	cr_assert_eq(smmu_cons(dev), 1, "CONS moved past the CMD_SYNC with its MSI");
+	manual_ns = tm + 29;
+	smmu_advance(dev);
+	cr_assert_eq(smmu_cons(dev), 1);
+	manual_ns = tm + 30;
+	smmu_advance(dev);
+	cr_assert_eq(smmu_cons(dev), 2);
+
+	/* msi_cons_ns = 0: one instant, the MSI still first (a CONS poller never sees it late). */
+	teardown();
+	t.msi_cons_ns = 0;
+	make_timed(4, DEVICE_INLINE, &t, false);
+	for (uint32_t k = 0; k < 50; k++) {
+		uint32_t p = 2 * k;
+		put(p, smmu_tag_cmd(0, k + 1, 0, 1));
+		put_sync(p + 1);
+		lab_smmu_write_prod(cpu, q, (p + 2) & 31);
+		uint32_t target = (p + 2) & 31;
+		while (lab_smmu_read_cons(cpu, q) != target)
+			lab_cpu_relax();
+		cr_assert_eq(__atomic_load_n(msi_word_of(p + 1), __ATOMIC_ACQUIRE), 0,
+			     "CONS passed CMD_SYNC %u before its MSI", k);
+	}
+}
+
+/* ---- the same order on the sim: the device as the agent, one virtual CPU polling ---------- */
+
+struct sim_probe {
+	uint32_t next;	   /* index of the next pair */
+	uint64_t msi_seen; /* virtual ns the MSI was first seen, per op */
+	uint64_t late;	   /* polls that found CONS past a CMD_SYNC whose MSI was not there */
+	uint64_t gap_min;  /* least CONS-seen minus MSI-seen over the ops */
+};
+
+static int sim_probe_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	struct sim_probe *pr = arg;
+	uint32_t p = pr->next, target = (p + 2) & 31;
+	uint64_t msi_at = 0;
+
+	(void)hists;
+	(void)measuring;
+	put(p, smmu_tag_cmd(0, p / 2 + 1, 0, 1));
+	put_sync(p + 1);
+	lab_smmu_write_prod(c, q, target);
+	for (;;) {
+		lab_delay_ns(c, 5);
+		bool msi = !__atomic_load_n(msi_word_of(p + 1), __ATOMIC_ACQUIRE);
+		bool passed = lab_smmu_read_cons(c, q) == target;
+		if (msi && !msi_at)
+			msi_at = lab_now(c);
+		if (passed) {
+			pr->late += !msi;
+			uint64_t gap = msi_at ? lab_now(c) - msi_at : 0;
+			pr->gap_min = gap < pr->gap_min ? gap : pr->gap_min;
+			break;
+		}
+	}
+	pr->next = target;
+	return 0;
+}
+
+Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
+{
+	struct scenario_smmu t = default_timing();
+	struct scenario_cfg cfg;
+	struct engine_result res;
+	struct sim_probe pr = {.gap_min = UINT64_MAX};
+
+	t.msi_cons_ns = 200; /* longer than a poll, so the order shows in virtual time */
+	t.cons_read_ns = 10;
+	make_timed(4, DEVICE_INLINE, &t, false);
+	memset(&cfg, 0, sizeof(cfg));
+	sim_machine_defaults(&cfg.machine);
+	struct engine_job job = {
+	    .env = env,
+	    .cfg = &cfg,
+	    .dev = dev,
+	    .n_metrics = 1,
+	    .ops_per_cpu = 40,
+	    .watchdog_ns = 100000000,
+	    .op = sim_probe_op,
+	    .arg = &pr,
+	};
+	memset(&res, 0, sizeof(res));
+	cr_assert_eq(sim_engine.run(&job, &res), 0, "%s", res.why);
+	cr_assert(!res.hung && !res.op_failed, "%s", res.why);
+	engine_result_free(&res, 1);
+	cr_assert_eq(pr.next, (40 * 2) & 31);
+	cr_assert_eq(pr.late, 0, "CONS passed a CMD_SYNC before its MSI %lu times",
+		     (unsigned long)pr.late);
+	/* The MSI is seen up to one poll (5 ns + a 10 ns CONS read) late, CONS too. */
+	cr_assert_geq(pr.gap_min, 200 - 2 * (5 + 10), "CONS seen only %lu ns after the MSI",
+		      (unsigned long)pr.gap_min);
+	cr_assert_null(smmu_error(dev));
+}
+
+/* ---- configs/ways-d06.ini end to end ------------------------------------------------------ */
+
+/* The scenario's plugins, from the build tree (cmdq-NAME.so or iova-NAME.so). */
+static const struct lab_plugin *find_built(void *ctx, const char *name)
+{
+	static const char *const kinds[] = {"cmdq", "iova"};
+
+	(void)ctx;
+	for (size_t k = 0; k < 2; k++) {
+		char path[1024];
+		snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kinds[k],
+			 name);
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			continue;
+		void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
+		lab_plugin_entry_fn entry;
+		if (!sym)
+			return NULL;
+		memcpy(&entry, &sym, sizeof(entry));
+		return entry();
+	}
+	return NULL;
+}
+
+Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
+{
+	const char *sets[] = {"cpus=2", "duration_ms=2", "warmup_ms=1"};
+	struct plugin_lookup lookup = {.find = find_built};
+	struct diag_list diags = {0};
+	struct scenario_point pt;
+	struct trial_result res;
+
+	struct scenario *s =
+	    scenario_load(TEST_SOURCE_ROOT "/configs/ways-d06.ini", sets, 3, &lookup, &diags);
+	cr_assert_not_null(s, "%s", diags.n ? diags.msgs[0] : "?");
+	cr_assert_eq(s->base.wl_dma.pattern, DMA_PATTERN_WAYS);
+	cr_assert_eq(s->base.scenario.engine, ENGINE_SIM);
+	cr_assert_eq(scenario_n_points(s), 1);
+	cr_assert_eq(scenario_point(s, 0, &pt), 0);
+	struct trial_request req = {
+	    .cfg = &pt.cfg,
+	    .cmdq = s->cmdq[0].desc,
+	    .cmdq_config = pt.plugin_cfgs[0],
+	    .iova = s->iova[0].desc,
+	    .iova_config = pt.plugin_cfgs[1],
+	};
+	memset(&res, 0, sizeof(res));
+	cr_assert_eq(trial_run(&req, &res, NULL), 0, "%s", res.error);
+	cr_assert_eq(res.status, TRIAL_OK, "%s", res.error);
+	cr_assert_gt(res.ops, 0);
+	cr_assert_str_eq(res.metrics[0].name, "map");
+	cr_assert_str_eq(res.metrics[1].name, "unmap");
+	/* Every op is a whole loop: 50 maps and 50 unmaps each. */
+	cr_assert_eq(res.metrics[0].lat.count, 50 * res.ops);
+	cr_assert_eq(res.metrics[1].lat.count, 50 * res.ops);
+	/* A strict unmap waits for a CMD_SYNC: at least the device's 880 ns round trip. */
+	cr_assert_gt(res.metrics[1].lat.mean, 880, "unmap %.0f ns", res.metrics[1].lat.mean);
+	scenario_point_free(s, &pt);
+	scenario_free(s);
+}
+
+/* ---- protocol checks ------------------------------------------------------------------------ */
 
 Test(device, a_thread_consumes_without_anyone_spinning, .timeout = 10)
 {
@@ -134,15 +479,23 @@ Test(device, refuses_an_entry_published_before_it_was_written, .timeout = 10)
 Test(device, refuses_an_unknown_opcode, .timeout = 10)
 {
 	make(3, DEVICE_INLINE, 10, 10);
-	put(0, (struct lab_cmd){ { 0x99, 0 } });
+	put(0, (struct lab_cmd){{0x99, 0}});
 	lab_smmu_write_prod(cpu, q, 1);
 	cr_assert(strstr(smmu_error(dev), "slot 0 (index 0x0): unknown opcode 0x99"), "%s",
 		  smmu_error(dev));
 }
 
+/* A fetch stage this slow consumes nothing while the test looks. */
+static void make_stalled(uint32_t shift)
+{
+	struct scenario_smmu t = {.fetch_ns = 1000000000, .tlbi_va_ns = 10, .sync_ns = 10};
+
+	make_timed(shift, DEVICE_INLINE, &t, false);
+}
+
 Test(device, refuses_prod_moving_backwards, .timeout = 10)
 {
-	make(3, DEVICE_INLINE, 1000000, 10);
+	make_stalled(3);
 	put(0, smmu_tag_cmd(0, 1, 0, 1));
 	put(1, smmu_tag_cmd(0, 2, 0, 1));
 	lab_smmu_write_prod(cpu, q, 2);
@@ -152,7 +505,7 @@ Test(device, refuses_prod_moving_backwards, .timeout = 10)
 
 Test(device, refuses_prod_overrunning_cons, .timeout = 10)
 {
-	make(3, DEVICE_INLINE, 1000000000, 10); /* nothing gets consumed */
+	make_stalled(3); /* nothing gets consumed */
 	for (uint32_t p = 0; p < 8; p++)
 		put(p, smmu_tag_cmd(0, p + 1, 0, 1));
 	lab_smmu_write_prod(cpu, q, 8); /* full: allowed */
@@ -173,7 +526,9 @@ Test(device, refuses_prod_with_the_owner_flag_left_on, .timeout = 10)
 
 Test(device, refuses_an_entry_rewritten_before_it_was_consumed, .timeout = 10)
 {
-	make(3, DEVICE_INLINE, 2000000, 10); /* 2 ms per TLBI: time to overwrite it */
+	struct scenario_smmu t = {.fetch_ns = 2000000, .tlbi_va_ns = 10, .sync_ns = 10};
+
+	make_timed(3, DEVICE_INLINE, &t, false); /* 2 ms to fetch: time to overwrite it */
 	put(0, smmu_tag_cmd(0, 1, 0, 1));
 	lab_smmu_write_prod(cpu, q, 1);
 	put(0, smmu_tag_cmd(0, 7, 0, 1));

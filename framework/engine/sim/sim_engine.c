@@ -37,6 +37,7 @@ struct dev_agent {
 	struct smmu_dev *dev;
 	struct lab_smmu *q;
 	uint32_t seen_cons; /* CONS when the sim last asked */
+	uint32_t seen_fetch; /* the device's fetch index then */
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
 };
 
@@ -63,25 +64,34 @@ static void dev_advance(void *arg)
 }
 
 /*
- * The device writes memory CPUs may sleep on (MSI words, its CONS) only when it consumes,
- * and every consumption moves CONS. Read on every switch, so it must be cheap: the register
- * (one load), not smmu_get_stats() (a lock and a copy). CONS wraps after 2 x queue entries,
- * at most one queue's worth of which can be outstanding, so two reads a wrap apart would need
- * a CPU to publish and the device to consume a whole queue twice between two switches.
+ * The device writes memory CPUs may sleep on (MSI words, ring slots) or moves CONS only at
+ * its events, and counts them: read on every switch, so it must be cheap (one load each, not
+ * smmu_get_stats(): a lock and a copy).
  *
- * The slots consumed since the last call were read (and poisoned) by the device: their
- * lines leave the CPUs' caches, so the CPU that next writes one pays the miss.
+ * The slots fetched since the last call were read (and poisoned) by the device, and a
+ * CMD_SYNC's slot is written once more (its MSI) before CONS passes it: their lines leave the
+ * CPUs' caches, so the CPU that next touches one pays the miss. Fetch and CONS wrap after
+ * 2 x queue entries, at most one queue's worth of which can be outstanding, so two reads a
+ * wrap apart would need a whole queue published and consumed twice between two switches.
  */
+static void dev_wrote_slots(struct dev_agent *a, uint32_t from, uint32_t to)
+{
+	uint32_t mask = (2u << a->q->shift) - 1, nents = 1u << a->q->shift;
+
+	for (uint32_t p = from; p != to; p = (p + 1) & mask)
+		sim_agent_wrote(&a->q->ring[p & (nents - 1)], sizeof(a->q->ring[0]));
+}
+
 static uint64_t dev_progress(void *arg)
 {
 	struct dev_agent *a = arg;
-	uint32_t cons = smmu_cons(a->dev);
-	uint32_t mask = (2u << a->q->shift) - 1, nents = 1u << a->q->shift;
+	uint32_t fetch = smmu_fetched(a->dev), cons = smmu_cons(a->dev);
 
-	for (uint32_t p = a->seen_cons; p != cons; p = (p + 1) & mask)
-		sim_agent_wrote(&a->q->ring[p & (nents - 1)], sizeof(a->q->ring[0]));
+	dev_wrote_slots(a, a->seen_fetch, fetch);
+	dev_wrote_slots(a, a->seen_cons, cons);
+	a->seen_fetch = fetch;
 	a->seen_cons = cons;
-	return cons;
+	return smmu_events(a->dev);
 }
 
 static int sim_engine_run(const struct engine_job *job, struct engine_result *res)
@@ -110,6 +120,7 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 	if (job->dev) {
 		da.q = smmu_iface(job->dev);
 		da.seen_cons = smmu_cons(job->dev);
+		da.seen_fetch = smmu_fetched(job->dev);
 		da.read_cons = da.q->read_cons;
 		da.q->read_cons = sim_read_cons;
 		cur_agent = &da;

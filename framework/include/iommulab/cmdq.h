@@ -10,6 +10,17 @@
  * device consumes entries in order once PROD passes them and completes a CMD_SYNC either by
  * writing its MSIDATA to its MSIADDR (CS = IRQ, used when smmu->msi is set) or just by
  * advancing CONS (CS = NONE / SEV).
+ *
+ * What a strategy may rely on, in both engines (framework/device/smmu.h has the timing):
+ *  - CONS moves past a command other than CMD_SYNC once the device has read it (its slot may
+ *    be reused from then on), not when it has taken effect: invalidations overlap;
+ *  - CONS moves past a CMD_SYNC only once every command before it has completed and the
+ *    CMD_SYNC itself has; it never overtakes a pending CMD_SYNC;
+ *  - a CMD_SYNC's MSI write lands BEFORE CONS moves past it (the [smmu] msi_cons_ns after;
+ *    at the same instant with 0, the MSI still first). So a CPU that saw CONS pass its
+ *    CMD_SYNC will find the MSI written, but one that saw the MSI may still read the old
+ *    CONS: after an MSI, wait for CONS (if at all) rather than expect it moved;
+ *  - CMD_SYNCs complete in queue order, so an MSI sequence number (msidata) only grows.
  */
 #ifndef IOMMULAB_CMDQ_H
 #define IOMMULAB_CMDQ_H
