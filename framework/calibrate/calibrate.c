@@ -13,6 +13,7 @@
 
 #include "results/csv.h"
 #include "results/results.h"
+#include "util/array.h"
 #include "util/fs.h"
 
 /*
@@ -98,15 +99,11 @@ static int curve_add(struct calib_curve *c, const char *op, unsigned cpus, doubl
 		if (c->v[i].cpus == cpus && !strcmp(c->v[i].op, op))
 			s = &c->v[i];
 	if (!s) {
-		if (c->n == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 32;
-			struct calib_sample *v = realloc(c->v, cap * sizeof(*v));
+		struct calib_sample *v = array_grow(c->v, &c->cap, c->n + 1, sizeof(*v));
 
-			if (!v)
-				return -ENOMEM;
-			c->v = v;
-			c->cap = cap;
-		}
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
 		s = &c->v[c->n];
 		memset(s, 0, sizeof(*s));
 		s->op = strdup(op);

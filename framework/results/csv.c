@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/fs.h"
 
 void csv_write_field(FILE *f, const char *s, bool force_quote)
@@ -71,17 +72,13 @@ static int push_field(char ***fields, size_t *n, size_t *cap, char *s)
 {
 	if (!s)
 		return -ENOMEM;
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 16;
-		char **nf = realloc(*fields, nc * sizeof(*nf));
+	char **nf = array_grow(*fields, cap, *n + 1, sizeof(*nf));
 
-		if (!nf) {
-			free(s);
-			return -ENOMEM;
-		}
-		*fields = nf;
-		*cap = nc;
+	if (!nf) {
+		free(s);
+		return -ENOMEM;
 	}
+	*fields = nf;
 	(*fields)[(*n)++] = s;
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "results/columns.h"
 #include "results/csv.h"
 #include "results/results_internal.h"
+#include "util/array.h"
 #include "util/fs.h"
 
 static int build_columns(struct results *r, const struct results_layout *l)
@@ -202,15 +203,11 @@ int results_append(struct results *r, const struct trial_result *t)
 
 	if (!r || !t || !r->csv)
 		return -EINVAL;
-	if (r->n_rows == r->cap_rows) {
-		size_t nc = r->cap_rows ? r->cap_rows * 2 : 64;
-		char ***rows = realloc(r->rows, nc * sizeof(*rows));
+	char ***rows = array_grow(r->rows, &r->cap_rows, r->n_rows + 1, sizeof(*rows));
 
-		if (!rows)
-			return -ENOMEM;
-		r->rows = rows;
-		r->cap_rows = nc;
-	}
+	if (!rows)
+		return -ENOMEM;
+	r->rows = rows;
 	f = columns_format_row(&r->cols, t);
 	if (!f)
 		return -ENOMEM;

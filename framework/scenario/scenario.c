@@ -21,26 +21,13 @@
 
 #include "params/params.h"
 #include "scenario/scenario_internal.h"
+#include "util/array.h"
 
 /* ---- growth, messages and entries ---- */
 
-void *scn_grow(void *array, size_t *cap, size_t n, size_t size)
-{
-	size_t new_cap;
-	void *p;
-
-	if (n < *cap)
-		return array;
-	new_cap = *cap ? *cap * 2 : 16;
-	p = realloc(array, new_cap * size);
-	if (p)
-		*cap = new_cap;
-	return p;
-}
-
 void scn_add_message(struct loader *L, int order, char *text)
 {
-	struct message *m = scn_grow(L->msgs, &L->cap_msgs, L->n_msgs, sizeof(*m));
+	struct message *m = array_grow(L->msgs, &L->cap_msgs, L->n_msgs + 1, sizeof(*m));
 
 	if (!m || !text) {
 		free(text);
@@ -132,7 +119,7 @@ void scn_report_unknown(struct loader *L, const struct entry *e, const char *sec
 struct entry *scn_add_entry(struct loader *L, const char *section, const char *key,
 			    const char *value, int line, const char *set)
 {
-	struct entry *e = scn_grow(L->entries, &L->cap_entries, L->n_entries, sizeof(*e));
+	struct entry *e = array_grow(L->entries, &L->cap_entries, L->n_entries + 1, sizeof(*e));
 
 	if (!e) {
 		L->oom = true;

@@ -11,6 +11,7 @@
 
 #include "params/params.h"
 #include "scenario/scenario_internal.h"
+#include "util/array.h"
 
 /* ---- applying -------------------------------------------------------------------------- */
 
@@ -106,7 +107,7 @@ void scn_free_plugins(struct scenario_plugin *list, size_t n)
 /* Remember a listed name (found or not) so that [plugin.NAME] can tell "listed" apart. */
 static void add_listed(struct loader *L, const char *name, uint32_t kind)
 {
-	struct listed *l = scn_grow(L->listed, &L->cap_listed, L->n_listed, sizeof(*l));
+	struct listed *l = array_grow(L->listed, &L->cap_listed, L->n_listed + 1, sizeof(*l));
 
 	if (!l) {
 		L->oom = true;
@@ -454,7 +455,7 @@ static void add_axis(struct loader *L, struct entry *e, const char *section, con
 	a = realloc(s->axes, (s->n_axes + 1) * sizeof(*a));
 	if (a)
 		s->axes = a;
-	lines = a ? scn_grow(L->axis_lines, &cap, s->n_axes, sizeof(int)) : NULL;
+	lines = a ? array_grow(L->axis_lines, &cap, s->n_axes + 1, sizeof(int)) : NULL;
 	if (!lines) {
 		L->oom = true;
 		return;

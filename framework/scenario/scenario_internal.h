@@ -108,7 +108,6 @@ struct loader {
 /* ---- scenario.c: growth, messages and entries ---- */
 
 /* array, grown (doubling *cap) when n elements fill it; NULL when out of memory (array kept). */
-void *scn_grow(void *array, size_t *cap, size_t n, size_t size);
 void scn_add_message(struct loader *L, int order, char *text);
 char *scn_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "LOCATION: [section] key: reason" (see scenario.c). */
