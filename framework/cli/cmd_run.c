@@ -193,8 +193,11 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 
 	if (!runner_uses_sim(s))
 		return 0;
+	char mach[512];
+
+	scenario_machine_describe(m, mach, sizeof(mach));
 	off += (size_t)snprintf(text + off, len - off, "engine: sim (virtual CPUs; the model is "
-				"[machine] in scenario.ini)\n");
+				"[machine] in scenario.ini)\nsim machine: %s\n", mach);
 	if (m->topology && m->topology[0]) {
 		if (sim_topology_load(m->topology, &t, err, sizeof(err)))
 			return -EINVAL; /* the trials will say why */
@@ -419,10 +422,13 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	sigaction(SIGTERM, &sa, NULL);
 	double run_s = (double)runner_n_trials(s) *
 		       (double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0;
-	if (runner_uses_sim(s))
-		fprintf(stderr, "iommulab: %s: %zu trials, %.3f s of virtual time; results in %s/\n",
-			path, runner_n_trials(s), run_s, dir);
-	else
+	if (runner_uses_sim(s)) {
+		char mach[512];
+
+		scenario_machine_describe(&s->base.machine, mach, sizeof(mach));
+		fprintf(stderr, "iommulab: %s: %zu trials, %.3f s of virtual time on %s; results "
+			"in %s/\n", path, runner_n_trials(s), run_s, mach, dir);
+	} else
 		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
 			runner_n_trials(s), run_s, dir);
 	const struct workload_ops *wl = workload_find(s->base.scenario.workload);

@@ -2,6 +2,7 @@
 /* host -- the native services behind lab.h (see host.h). */
 #include "engine/host.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -32,42 +33,137 @@ struct host_env {
 	uint64_t live_allocs; /* atomic */
 	uint64_t live_bytes;  /* atomic */
 	uint32_t aborted;     /* atomic */
+	struct arena *arena;  /* lab_alloc's memory under the sim (host_env_use_arena) */
 };
 
-/* Each allocation carries its size in front, one cache line, to keep the payload aligned. */
+/*
+ * Each allocation carries a header in front, one cache line, to keep the payload aligned and
+ * whole lines long: no two allocations ever share a line.
+ */
+struct alloc_hdr {
+	size_t size;	     /* the caller's */
+	uint32_t lines;	     /* header included */
+	bool arena;	     /* from the env's arena, not malloc */
+	struct alloc_hdr *next; /* on an arena free list */
+};
+static_assert(sizeof(struct alloc_hdr) <= LAB_CACHE_LINE, "the header is one line");
+
+/*
+ * The sim prices memory per 64-byte line and keeps each line's state (owner, sharers) by
+ * address for the whole run, so which allocation reuses which freed line is part of the
+ * result. malloc decides that from the whole process's heap (a longer --out path, a bigger
+ * scenario, another libc), so under the sim allocations come from an arena instead: blocks
+ * carved in allocation order and freed chunks reused last-in first-out per exact length. The
+ * addresses differ from run to run; which chunk an allocation gets, and so every line's
+ * history, depends only on the sequence of allocations and frees.
+ */
+#define ARENA_BLOCK_LINES 16384u /* 1 MiB blocks */
+#define ARENA_CLASSES 256u	 /* exact free lists up to 255 lines; longer ones share one */
+
+struct arena {
+	unsigned char **blocks;
+	size_t n_blocks;
+	unsigned char *next; /* the current block's first unused line */
+	size_t left;	     /* its unused lines */
+	struct alloc_hdr *free[ARENA_CLASSES];
+};
+
+static struct alloc_hdr *arena_get(struct arena *a, uint32_t lines)
+{
+	struct alloc_hdr **pp = &a->free[lines < ARENA_CLASSES ? lines : 0], *h;
+
+	for (; *pp; pp = &(*pp)->next) {
+		if ((*pp)->lines == lines) {
+			h = *pp;
+			*pp = h->next;
+			return h;
+		}
+	}
+	if (a->left < lines) {
+		size_t n = lines > ARENA_BLOCK_LINES ? lines : ARENA_BLOCK_LINES;
+		unsigned char *b = aligned_alloc(LAB_CACHE_LINE, n * LAB_CACHE_LINE);
+		unsigned char **v = realloc(a->blocks, (a->n_blocks + 1) * sizeof(*v));
+
+		if (!b || !v) {
+			free(b);
+			if (v)
+				a->blocks = v;
+			return NULL;
+		}
+		a->blocks = v;
+		a->blocks[a->n_blocks++] = b;
+		a->next = b;
+		a->left = n;
+	}
+	h = (struct alloc_hdr *)a->next;
+	a->next += (size_t)lines * LAB_CACHE_LINE;
+	a->left -= lines;
+	return h;
+}
+
+static void arena_put(struct arena *a, struct alloc_hdr *h)
+{
+	struct alloc_hdr **head = &a->free[h->lines < ARENA_CLASSES ? h->lines : 0];
+
+	h->next = *head;
+	*head = h;
+}
+
+static void arena_free(struct arena *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->n_blocks; i++)
+		free(a->blocks[i]);
+	free(a->blocks);
+	free(a);
+}
+
 static void *host_alloc(const struct lab_host *h, size_t size)
 {
 	struct host_env *env = h->priv;
 	uint64_t seq = __atomic_add_fetch(&env->alloc_seq, 1, __ATOMIC_RELAXED);
-	size_t total;
-	unsigned char *p;
+	size_t payload = (size + LAB_CACHE_LINE - 1) / LAB_CACHE_LINE, lines = 1 + payload;
+	struct alloc_hdr *hdr;
 
 	if (env->fault_every && seq % env->fault_every == 0)
 		return NULL;
-	total = LAB_CACHE_LINE + ((size + LAB_CACHE_LINE - 1) & ~(size_t)(LAB_CACHE_LINE - 1));
-	p = aligned_alloc(LAB_CACHE_LINE, total);
-	if (!p)
+	if (lines > UINT32_MAX)
 		return NULL;
-	memset(p, 0, total);
-	memcpy(p, &size, sizeof(size));
+	hdr = env->arena ? arena_get(env->arena, (uint32_t)lines)
+			 : aligned_alloc(LAB_CACHE_LINE, lines * LAB_CACHE_LINE);
+	if (!hdr)
+		return NULL;
+	memset(hdr, 0, lines * LAB_CACHE_LINE);
+	hdr->size = size;
+	hdr->lines = (uint32_t)lines;
+	hdr->arena = env->arena != NULL;
 	__atomic_add_fetch(&env->live_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&env->live_bytes, size, __ATOMIC_RELAXED);
-	return p + LAB_CACHE_LINE;
+	return (unsigned char *)hdr + LAB_CACHE_LINE;
 }
 
 static void host_free(const struct lab_host *h, void *ptr)
 {
 	struct host_env *env = h->priv;
-	unsigned char *p = ptr;
-	size_t size;
+	struct alloc_hdr *hdr;
 
 	if (!ptr)
 		return;
-	p -= LAB_CACHE_LINE;
-	memcpy(&size, p, sizeof(size));
+	hdr = (struct alloc_hdr *)((unsigned char *)ptr - LAB_CACHE_LINE);
 	__atomic_sub_fetch(&env->live_allocs, 1, __ATOMIC_RELAXED);
-	__atomic_sub_fetch(&env->live_bytes, size, __ATOMIC_RELAXED);
-	free(p);
+	__atomic_sub_fetch(&env->live_bytes, hdr->size, __ATOMIC_RELAXED);
+	if (hdr->arena)
+		arena_put(env->arena, hdr);
+	else
+		free(hdr);
+}
+
+int host_env_use_arena(struct host_env *env)
+{
+	if (!env->arena && !(env->arena = calloc(1, sizeof(*env->arena))))
+		return -ENOMEM;
+	return 0;
 }
 
 void host_cpu_check(struct lab_cpu *c)
@@ -139,6 +235,7 @@ void host_env_free(struct host_env *env)
 {
 	if (!env)
 		return;
+	arena_free(env->arena);
 	free(env->cpus);
 	free(env->counters);
 	free(env);

@@ -41,6 +41,14 @@ void host_env_set_clock(struct host_env *env, const struct lab_clock *clk,
 void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg),
 		       void *arg);
 
+/*
+ * From now on, lab_alloc() carves memory from a single-threaded arena whose reuse depends
+ * only on the sequence of allocations and frees, not on malloc's state (the sim, which
+ * prices memory per line by address, must not see the host's heap). Earlier allocations are
+ * still freed correctly. 0 or -ENOMEM. Not for threads allocating concurrently.
+ */
+int host_env_use_arena(struct host_env *env);
+
 /* Make every N-th lab_alloc() fail (0: never). */
 void host_env_set_alloc_fault(struct host_env *env, uint64_t every_n);
 

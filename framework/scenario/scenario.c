@@ -200,6 +200,30 @@ static bool finish(struct loader *L, struct diag_list *diags)
 	return !failed;
 }
 
+/*
+ * [machine] preset (the last one written, file then --set) replaces the table's defaults
+ * before any key is applied, so the keys the scenario sets override the preset's. A bad
+ * value is left to apply_fixed to report (with the choices).
+ */
+static void apply_machine_preset(struct loader *L)
+{
+	const struct scenario_section *sec = scenario_find_section("machine");
+	const struct lab_param *p = param_find(sec->params, sec->n_params, "preset");
+	struct scenario_machine *m = &L->s->base.machine;
+	int preset = m->preset;
+	char err[256];
+
+	for (size_t i = 0; i < L->n_entries; i++) {
+		const struct entry *e = &L->entries[i];
+
+		if (e->key && !strcmp(e->section, "machine") && !strcmp(e->key, "preset") &&
+		    !param_parse(p, e->value, m, err, sizeof(err)))
+			preset = m->preset;
+	}
+	if (scenario_machine_preset(m, preset, err, sizeof(err)))
+		L->oom = true; /* the shipped presets parse: only the allocation can fail */
+}
+
 /* [machine] topology names a file relative to the INI file's folder (topologies/...). */
 static void resolve_topology(struct loader *L)
 {
@@ -237,6 +261,7 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 		goto out; /* cannot open: nothing else to say */
 	for (size_t i = 0; i < n_sets; i++)
 		scn_read_set(&L, sets[i], (int)i);
+	apply_machine_preset(&L);
 	scn_apply_all(&L);
 	resolve_topology(&L);
 out:

@@ -97,7 +97,10 @@ struct scenario_wl_micro {
 
 /* [machine]: the simulated machine (engine = sim only; see framework/engine/sim/sim.h) */
 enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR, MACHINE_ATOMIC_ADAPTIVE };
+/* The shipped, calibrated machines a [machine] section starts from (tables.c). */
+enum machine_preset { MACHINE_PRESET_GRAVITON2 = 0, MACHINE_PRESET_KUNPENG920, MACHINE_PRESET_NONE };
 struct scenario_machine {
+	int preset;		/* enum machine_preset: the keys' values before [machine] sets any */
 	char *topology;		/* core-to-core CSV, resolved against the INI's folder; "" uniform */
 	double line_ns;		/* core-to-core transfer without a topology */
 	double home_ns;		/* transfer from the line's home (LLC / home node) or the device */
@@ -146,6 +149,29 @@ const struct scenario_section *scenario_sections(size_t *n);
 
 /* The fixed section called name ("smmu"), or NULL. */
 const struct scenario_section *scenario_find_section(const char *name);
+
+/*
+ * Reset m to preset's values: the table's defaults, then the preset's keys, its topology an
+ * absolute path into scenario_topology_dir(). Frees the topology it replaces. 0 or -errno
+ * (-EINVAL: no such preset; the reason in err).
+ */
+int scenario_machine_preset(struct scenario_machine *m, int preset, char *err, size_t err_len);
+
+/* "graviton2", "kunpeng920", "none"; NULL for anything else. */
+const char *scenario_machine_preset_name(int preset);
+
+/*
+ * One line naming the machine m is, for the run's plan line and machine.txt: the preset and
+ * the keys whose values differ from it ("graviton2 (preset; home_ns, occupancy set in
+ * [machine])"). Truncated to len.
+ */
+void scenario_machine_describe(const struct scenario_machine *m, char *buf, size_t len);
+
+/*
+ * Where the presets' topology files are: $IOMMULAB_TOPOLOGY_DIR, else the installed copy for
+ * an installed binary, else the source tree's configs/topologies (a build tree).
+ */
+const char *scenario_topology_dir(void);
 
 /* Deep-copy a framework configuration (its strings duplicated) / free its strings. 0 or -ENOMEM. */
 int scenario_cfg_copy(struct scenario_cfg *dst, const struct scenario_cfg *src);

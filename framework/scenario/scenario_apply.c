@@ -339,8 +339,10 @@ static void apply_plugin_entry(struct loader *L, struct entry *e)
 
 static bool fixed_per_scenario(const char *section, const char *key)
 {
-	return !strcmp(section, "scenario") &&
-	       (!strcmp(key, "name") || !strcmp(key, "workload") || !strcmp(key, "engine"));
+	/* machine.preset is applied once, under the keys: a point cannot change it */
+	return (!strcmp(section, "scenario") &&
+		(!strcmp(key, "name") || !strcmp(key, "workload") || !strcmp(key, "engine"))) ||
+	       (!strcmp(section, "machine") && !strcmp(key, "preset"));
 }
 
 /* A [sweep] target in a fixed section: the key exists, may be swept, takes every value. */

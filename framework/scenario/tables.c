@@ -5,8 +5,14 @@
  */
 #include "scenario/scenario.h"
 
+#include <assert.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "loader/loader.h"
 #include "params/params.h"
 
 /* The key is the member's name, so a table cannot drift from its struct. */
@@ -157,12 +163,23 @@ static const struct lab_param wl_dma_params[] = {
 };
 
 static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };
+/* In enum machine_preset's order. */
+static const char *const preset_choices[] = { "graviton2", "kunpeng920", "none", NULL };
 
-/* Defaults: a generic mesh server core; configs name the real machine (configs/topologies). */
+/*
+ * The table's defaults are preset = none's machine: a generic mesh server core, every
+ * transfer line_ns, that matches nothing real. A scenario starts from the preset instead
+ * (graviton2 unless it says otherwise), and the keys it sets replace the preset's.
+ */
 static const struct lab_param machine_params[] = {
+	P(scenario_machine, preset, LAB_PARAM_ENUM, "graviton2", 0, 0, preset_choices,
+	  "the shipped, calibrated machine the other [machine] keys start from (keys set here "
+	  "replace its values): graviton2 (AWS Graviton2, 64 Neoverse N1 cores, within 25% of "
+	  "its measured atomics), kunpeng920 (HiSilicon Kunpeng 920, 64 cores, LSE far atomics), "
+	  "none (the defaults below: uniform line_ns, near atomics)"),
 	P(scenario_machine, topology, LAB_PARAM_STRING, "", 0, 0, NULL,
 	  "core-to-core latency CSV (lower-triangular, ns), relative to the INI file; empty: "
-	  "every transfer costs line_ns"),
+	  "every transfer costs line_ns (the presets name theirs, configs/topologies)"),
 	P(scenario_machine, line_ns, LAB_PARAM_DOUBLE, "50", 0, 100000, NULL,
 	  "cache-line transfer between two cores when there is no topology"),
 	P(scenario_machine, home_ns, LAB_PARAM_DOUBLE, "40", 0, 100000, NULL,
@@ -191,6 +208,129 @@ static const struct lab_param machine_params[] = {
 	  "how long a far CAS that succeeds holds the line at its home (read, compare, then "
 	  "write); 0: as home_hold_ns"),
 };
+
+/*
+ * The presets, as the INI text of the keys they set over the table's defaults (so a preset is
+ * exactly what a [machine] section with these lines would give). Each is a shipped,
+ * calibrated parameter set; change one only together with its calibration.
+ */
+struct preset_keys {
+	const char *topology; /* a file in scenario_topology_dir(); NULL: uniform */
+	const char *keys[16][2];
+};
+
+static const struct preset_keys presets[] = {
+	/* configs/calibrate-graviton2.ini, within 25% of calibration/graviton2-atomics.csv */
+	[MACHINE_PRESET_GRAVITON2] = { "graviton2-64c.csv",
+				       { { "atomic", "adaptive" },
+					 { "home_ns", "16" },
+					 { "occupancy", "0.55" },
+					 { "home_hold_ns", "9.4" },
+					 { "cas_hold_ns", "16" },
+					 { "fail_hold", "0.24" },
+					 { "atomic_ns", "4.8" },
+					 { "local_ns", "1" },
+					 { "op_ns", "0.5" } } },
+	/* configs/cmdq-ways-sim.ini: the D06's measured matrix, Armv8.1 LSE far atomics */
+	[MACHINE_PRESET_KUNPENG920] = { "kunpeng920-64c.csv",
+					{ { "atomic", "far" }, { "home_ns", "40" } } },
+	[MACHINE_PRESET_NONE] = { NULL, { { NULL, NULL } } },
+};
+
+static_assert(LAB_ARRAY_SIZE(presets) == LAB_ARRAY_SIZE(preset_choices) - 1,
+	      "one preset per choice");
+
+const char *scenario_machine_preset_name(int preset)
+{
+	if (preset < 0 || (size_t)preset >= LAB_ARRAY_SIZE(presets))
+		return NULL;
+	return preset_choices[preset];
+}
+
+const char *scenario_topology_dir(void)
+{
+	const char *env = getenv("IOMMULAB_TOPOLOGY_DIR");
+	struct stat st;
+
+	if (env && *env)
+		return env;
+	/* As cli_plot_dir(): a build tree reads the source's files, an installed binary its own. */
+	if (!strncmp(loader_builtin_dir(), LAB_PLUGIN_INSTALL_DIR,
+		     strlen(LAB_PLUGIN_INSTALL_DIR)) &&
+	    !stat(LAB_TOPOLOGY_INSTALL_DIR, &st))
+		return LAB_TOPOLOGY_INSTALL_DIR;
+	return LAB_TOPOLOGY_SOURCE_DIR;
+}
+
+int scenario_machine_preset(struct scenario_machine *m, int preset, char *err, size_t err_len)
+{
+	const struct lab_param *t = machine_params;
+	const size_t n = LAB_ARRAY_SIZE(machine_params);
+	const struct preset_keys *mp;
+	char *topo = NULL;
+	int rc;
+
+	if (!scenario_machine_preset_name(preset)) {
+		snprintf(err, err_len, "no machine preset %d", preset);
+		return -EINVAL;
+	}
+	mp = &presets[preset];
+	if (mp->topology) {
+		const char *dir = scenario_topology_dir();
+
+		topo = malloc(strlen(dir) + 1 + strlen(mp->topology) + 1);
+		if (!topo) {
+			snprintf(err, err_len, "out of memory");
+			return -ENOMEM;
+		}
+		sprintf(topo, "%s/%s", dir, mp->topology);
+	}
+	param_free_strings(t, n, m);
+	rc = param_set_defaults(t, n, m, err, err_len);
+	for (size_t i = 0; !rc && i < LAB_ARRAY_SIZE(mp->keys) && mp->keys[i][0]; i++) {
+		const struct lab_param *p = param_find(t, n, mp->keys[i][0]);
+
+		rc = p ? param_parse(p, mp->keys[i][1], m, err, err_len) : -EINVAL;
+	}
+	if (rc) {
+		free(topo);
+		return rc;
+	}
+	m->preset = preset;
+	if (topo) {
+		free(m->topology);
+		m->topology = topo;
+	}
+	return 0;
+}
+
+void scenario_machine_describe(const struct scenario_machine *m, char *buf, size_t len)
+{
+	const struct lab_param *t = machine_params;
+	const size_t n = LAB_ARRAY_SIZE(machine_params);
+	struct scenario_machine ref = { 0 };
+	const char *name = scenario_machine_preset_name(m->preset);
+	char err[128], a[4200], b[4200];
+	size_t off, n_set = 0;
+
+	off = (size_t)snprintf(buf, len, "%s (preset", name ? name : "?");
+	if (!name || scenario_machine_preset(&ref, m->preset, err, sizeof(err))) {
+		snprintf(buf + off, len > off ? len - off : 0, ")");
+		return;
+	}
+	for (size_t i = 0; i < n && off < len; i++) {
+		if (t[i].offset == offsetof(struct scenario_machine, preset))
+			continue;
+		if (param_format(&t[i], m, a, sizeof(a)) || param_format(&t[i], &ref, b, sizeof(b)) ||
+		    !strcmp(a, b))
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s", n_set++ ? ", " : "; ",
+					t[i].key);
+	}
+	if (off < len)
+		snprintf(buf + off, len - off, "%s)", n_set ? " set in [machine]" : "");
+	param_free_strings(t, n, &ref);
+}
 
 static const char *const micro_op_choices[] = { "atomic_add", "cas_add", "ticket_lock", NULL };
 

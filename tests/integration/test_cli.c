@@ -277,7 +277,7 @@ Test(cli, dma_strict_runs, .timeout = 120)
 }
 
 /* The sim engine: same files, plus the simulated machine recorded with the results. */
-static void sim_records_its_machine(const char *name, bool topology)
+static void sim_records_its_machine(const char *name, bool topology, const char *machine)
 {
 	char out[300];
 
@@ -286,6 +286,7 @@ static void sim_records_its_machine(const char *name, bool topology)
 	snprintf(path, sizeof(path), "%s/machine.txt", out);
 	const char *m = slurp(path);
 	cr_assert(strstr(m, "engine: sim"), "%s", m);
+	cr_assert(strstr(m, machine), "expected '%s' in:\n%s", machine, m);
 	cr_assert(strstr(m, "sim model: atomic = "), "%s", m);
 	cr_assert_eq(exists(out, "topology.csv"), topology, "%s", m);
 	struct csv_table t;
@@ -304,7 +305,7 @@ Test(cli, cmdq_ways_sim_runs, .timeout = 120)
 	/* 64 CPUs for 2 ms: waits whose condition reads another line or CONS must wake. */
 	run_config("cmdq-ways-sim.ini", (const char *const[]){ "sweep.cpus=1, 64",
 								"duration_ms=2", NULL });
-	sim_records_its_machine("cmdq-ways-sim.ini", true);
+	sim_records_its_machine("cmdq-ways-sim.ini", true, "sim machine: kunpeng920 (preset)\n");
 }
 
 Test(cli, iova_remote_free_runs_on_the_sim, .timeout = 120)
@@ -313,14 +314,15 @@ Test(cli, iova_remote_free_runs_on_the_sim, .timeout = 120)
 								   "sweep.cpus=1, 16",
 								   "duration_ms=1", "warmup_ms=1",
 								   NULL });
-	sim_records_its_machine("iova-remote-free.ini", false);
+	/* no [machine]: the default preset, a calibrated real machine */
+	sim_records_its_machine("iova-remote-free.ini", true, "sim machine: graviton2 (preset)\n");
 }
 
 Test(cli, dma_strict_runs_on_the_sim, .timeout = 120)
 {
 	run_config("dma-strict.ini", (const char *const[]){ "engine=sim", "sweep.cpus=1, 16",
 							     "duration_ms=1", "warmup_ms=1", NULL });
-	sim_records_its_machine("dma-strict.ini", false);
+	sim_records_its_machine("dma-strict.ini", true, "sim machine: graviton2 (preset)\n");
 }
 
 Test(cli, help_and_version, .timeout = 10)

@@ -12,6 +12,7 @@
 #include <criterion/logging.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "engine/sim/ctx.h"
 #include "engine/sim/sim.h"
 #include "engine/sim/sim_engine.h"
+#include "workload/iova_wl.h"
 #include "workload/micro_wl.h"
 
 /* ---- ctx ---------------------------------------------------------------------------------- */
@@ -845,4 +847,189 @@ Test(sim_trial, dma_runs_on_virtual_cpus_deterministically, .timeout = 60)
 			     0, "%s", a.metrics[m].name);
 	for (uint32_t k = 0; k < a.n_counters; k++)
 		cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s", a.counters[k].name);
+}
+
+/* ---- the [machine] presets -------------------------------------------------------------- */
+
+/* Load an INI written to a temporary file (no plugins: the micro workload needs none). */
+static struct scenario *load_text(const char *text, const char *const *sets, size_t n_sets,
+				  struct diag_list *d)
+{
+	char path[] = "/tmp/iommulab-preset-XXXXXX";
+	int fd = mkstemp(path);
+	struct plugin_lookup none = { .find = NULL };
+	struct scenario *s;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	s = scenario_load(path, sets, n_sets, &none, d);
+	unlink(path);
+	return s;
+}
+
+static const char micro_sim[] = "[scenario]\nworkload = micro\nengine = sim\n";
+
+Test(machine_preset, the_default_is_the_calibrated_graviton2)
+{
+	struct diag_list d = { 0 };
+	struct scenario *s = load_text(micro_sim, NULL, 0, &d);
+	struct sim_topology t;
+	char desc[256], err[256];
+
+	cr_assert_not_null(s, "%s", d.n ? d.msgs[0] : "");
+	const struct scenario_machine *m = &s->base.machine;
+	cr_assert_eq(m->preset, MACHINE_PRESET_GRAVITON2);
+	cr_assert_eq(m->atomic, MACHINE_ATOMIC_ADAPTIVE);
+	cr_assert_eq(m->home_ns, 16);
+	cr_assert_eq(m->cas_hold_ns, 16);
+	/* the topology is found from the build tree, whatever the INI's folder */
+	cr_assert_eq(sim_topology_load(m->topology, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t.n, 64);
+	sim_topology_free(&t);
+	scenario_machine_describe(m, desc, sizeof(desc));
+	cr_assert_str_eq(desc, "graviton2 (preset)");
+	scenario_free(s);
+}
+
+/* The preset is exactly the calibrated configuration, key for key. */
+Test(machine_preset, graviton2_is_calibrate_graviton2_ini)
+{
+	const char *none[] = { "machine.preset=none" };
+	const struct scenario_section *sec = scenario_find_section("machine");
+	struct diag_list d = { 0 };
+	char path[4096], a[4200], b[4200], ra[PATH_MAX], rb[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/configs/calibrate-graviton2.ini", TEST_SOURCE_ROOT);
+	struct scenario *cal = scenario_load(path, none, 1, &(struct plugin_lookup){ 0 }, &d);
+	struct scenario *pre = load_text(micro_sim, NULL, 0, &d);
+	cr_assert(cal && pre, "%s", d.n ? d.msgs[0] : "");
+	for (size_t i = 0; i < sec->n_params; i++) {
+		const struct lab_param *p = &sec->params[i];
+
+		if (!strcmp(p->key, "preset"))
+			continue;
+		cr_assert_eq(param_format(p, &cal->base.machine, a, sizeof(a)), 0);
+		cr_assert_eq(param_format(p, &pre->base.machine, b, sizeof(b)), 0);
+		if (!strcmp(p->key, "topology")) {
+			cr_assert_not_null(realpath(a, ra), "%s", a);
+			cr_assert_not_null(realpath(b, rb), "%s", b);
+			cr_assert_str_eq(ra, rb);
+		} else {
+			cr_assert_str_eq(a, b, "%s: %s vs the preset's %s", p->key, a, b);
+		}
+	}
+	scenario_free(cal);
+	scenario_free(pre);
+}
+
+Test(machine_preset, keys_set_in_the_scenario_override_it)
+{
+	const char *sets[] = { "machine.preset=kunpeng920", "machine.occupancy=0.5" };
+	char text[256], desc[256];
+	struct diag_list d = { 0 };
+
+	snprintf(text, sizeof(text), "%s[machine]\nhome_ns = 20\n", micro_sim);
+	struct scenario *s = load_text(text, NULL, 0, &d);
+	cr_assert_not_null(s, "%s", d.n ? d.msgs[0] : "");
+	cr_assert_eq(s->base.machine.home_ns, 20);
+	cr_assert_eq(s->base.machine.occupancy, 0.55, "the rest stays the preset's");
+	scenario_machine_describe(&s->base.machine, desc, sizeof(desc));
+	cr_assert_str_eq(desc, "graviton2 (preset; home_ns set in [machine])");
+	scenario_free(s);
+
+	/* a --set preset is the preset too; the file's keys still win over it */
+	s = load_text(text, sets, 2, &d);
+	cr_assert_not_null(s, "%s", d.n ? d.msgs[0] : "");
+	cr_assert_eq(s->base.machine.preset, MACHINE_PRESET_KUNPENG920);
+	cr_assert_eq(s->base.machine.atomic, MACHINE_ATOMIC_FAR);
+	cr_assert_eq(s->base.machine.home_ns, 20);
+	cr_assert_eq(s->base.machine.occupancy, 0.5);
+	cr_assert_not_null(strstr(s->base.machine.topology, "kunpeng920-64c.csv"));
+	scenario_machine_describe(&s->base.machine, desc, sizeof(desc));
+	cr_assert_str_eq(desc, "kunpeng920 (preset; home_ns, occupancy set in [machine])");
+	scenario_free(s);
+
+	/* none: today's uniform machine */
+	snprintf(text, sizeof(text), "%s[machine]\npreset = none\n", micro_sim);
+	s = load_text(text, NULL, 0, &d);
+	cr_assert_not_null(s, "%s", d.n ? d.msgs[0] : "");
+	struct scenario_machine uniform;
+	sim_machine_defaults(&uniform);
+	cr_assert_str_eq(s->base.machine.topology, "");
+	cr_assert_eq(s->base.machine.line_ns, uniform.line_ns);
+	cr_assert_eq(s->base.machine.atomic, uniform.atomic);
+	cr_assert_eq(s->base.machine.home_hold_ns, uniform.home_hold_ns);
+	scenario_free(s);
+}
+
+Test(machine_preset, an_unknown_preset_names_the_choices)
+{
+	char text[256];
+	struct diag_list d = { 0 };
+
+	snprintf(text, sizeof(text), "%s[machine]\npreset = graviton3\n", micro_sim);
+	cr_assert_null(load_text(text, NULL, 0, &d));
+	cr_assert_eq(d.n, 1);
+	cr_assert_not_null(strstr(d.msgs[0], "[machine] preset: 'graviton3' is not one of: "
+					      "graviton2, kunpeng920, none"), "%s", d.msgs[0]);
+	diag_clear(&d);
+
+	/* applied once under the keys, so a sweep could not change it */
+	snprintf(text, sizeof(text), "%s[sweep]\nmachine.preset = none, graviton2\n", micro_sim);
+	cr_assert_null(load_text(text, NULL, 0, &d));
+	cr_assert_eq(d.n, 1);
+	cr_assert_not_null(strstr(d.msgs[0], "machine.preset"), "%s", d.msgs[0]);
+	diag_clear(&d);
+}
+
+/* ---- determinism across the host's heap ------------------------------------------------- */
+
+/*
+ * The sim keeps each line's state by address, so which freed line an allocation reuses is
+ * part of the result: it must follow from the trial's own allocations, not from malloc's
+ * state. The same remote-free trial (rbtree nodes allocated on one CPU, freed on the other)
+ * before and after the host's heap is churned must give the same numbers; through malloc it
+ * did not (48973013 vs 49068151 ops/s from a longer --out path alone).
+ */
+Test(sim_trial, results_do_not_depend_on_the_host_heap, .timeout = 60)
+{
+	const struct lab_plugin *p = load_kind("iova", "depotless");
+	char cfgbuf[4096] = { 0 };
+	struct trial_result r[2];
+	struct scenario_cfg cfg;
+	void *junk[997] = { 0 };
+
+	plugin_defaults(p, cfgbuf, sizeof(cfgbuf));
+	iova_cfg(&cfg, WORKLOAD_IOVA, 2);
+	cfg.scenario.duration_ms = 5;
+	cfg.scenario.warmup_ms = 1;
+	cfg.wl_iova.pattern = IOVA_REMOTE_FREE;
+	cfg.wl_iova.free_every = 2;
+	cfg.wl_iova.depth = 128;
+	cfg.wl_iova.max_pages = 16;
+	struct trial_request req = { .cfg = &cfg, .iova = p, .iova_config = cfgbuf };
+	for (int k = 0; k < 2; k++) {
+		memset(&r[k], 0, sizeof(r[k]));
+		cr_assert_eq(trial_run(&req, &r[k], NULL), 0, "%s", r[k].error);
+		cr_assert_eq(r[k].status, TRIAL_OK, "%s", r[k].error);
+		/* Odd sizes, every other one freed: holes of every size class in malloc's heap. */
+		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
+			junk[i] = malloc(16 + (i * 37) % 700);
+		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i += 2) {
+			free(junk[i]);
+			junk[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
+		free(junk[i]);
+	cr_assert_gt(counter(&r[0], "slow_allocs")->total, 100);
+	cr_assert_eq(r[0].ops, r[1].ops);
+	for (uint32_t m = 0; m < r[0].n_metrics; m++)
+		cr_assert_eq(memcmp(&r[0].metrics[m].lat, &r[1].metrics[m].lat,
+				    sizeof(r[0].metrics[m].lat)), 0, "metric %u", m);
+	cr_assert_eq(r[0].n_counters, r[1].n_counters);
+	for (uint32_t k = 0; k < r[0].n_counters; k++)
+		cr_assert_eq(r[0].counters[k].total, r[1].counters[k].total, "%s",
+			     r[0].counters[k].name);
 }

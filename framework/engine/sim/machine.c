@@ -14,6 +14,7 @@ void sim_machine_defaults(struct scenario_machine *m)
 {
 	/* Kept equal to the table's defaults (test_sim checks it). */
 	memset(m, 0, sizeof(*m));
+	m->preset = MACHINE_PRESET_NONE; /* these are preset = none's values */
 	m->topology = NULL;
 	m->line_ns = 50;
 	m->home_ns = 40;

@@ -109,6 +109,12 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 	char err[TRIAL_ERR_LEN];
 	int rc;
 
+	/* The line each allocation gets must not depend on the host's heap (host.c). */
+	if (host_env_use_arena(job->env)) {
+		memset(res, 0, sizeof(*res));
+		snprintf(res->why, sizeof(res->why), "out of memory for the sim's arena");
+		return -ENOMEM;
+	}
 	if (m->topology && m->topology[0]) {
 		rc = sim_topology_load(m->topology, &topo, err, sizeof(err));
 		if (rc) {
