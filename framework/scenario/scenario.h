@@ -71,12 +71,16 @@ struct scenario_wl_cmdq {
 /* The framework's part of one resolved configuration. Plugin configs live beside it. */
 /* [workload.iova] (see framework/workload/iova_wl.h) */
 struct scenario_wl_iova {
-	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer */
+	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer | irq */
 	uint64_t free_every;	/* remote-free: only every k-th CPU frees */
 	uint64_t depth;		/* outstanding ranges per CPU */
 	uint64_t min_pages, max_pages;
 	uint64_t dma_bits;	/* the device's DMA mask */
 	uint64_t think_ns;
+	uint64_t irq_cpus;	/* irq: hardware queues, one IRQ CPU each */
+	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
+	uint64_t io_ns;		/* irq: allocation to completion */
+	double io_jitter;	/* irq: io_ns varies uniformly by this fraction */
 };
 
 /* [workload.dma] (see framework/workload/dma_wl.h) */

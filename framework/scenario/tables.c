@@ -115,11 +115,13 @@ static const struct lab_param wl_cmdq_params[] = {
 };
 
 static const char *const pattern_choices[] = { "same-cpu", "remote-free", "producer-consumer",
-						NULL };
+						"irq", NULL };
 
 static const struct lab_param wl_iova_params[] = {
 	P(scenario_wl_iova, pattern, LAB_PARAM_ENUM, "same-cpu", 0, 0, pattern_choices,
-	  "who frees: the allocating CPU, every k-th CPU (IRQ skew), or the pair's partner"),
+	  "who frees: the allocating CPU, every k-th CPU (IRQ skew), the pair's partner, or "
+	  "irq: submit_cpus jobs allocate, the IRQ CPU of each job's hardware queue frees "
+	  "io_ns later (blk-mq: irq_cpus queues over contiguous CPU blocks)"),
 	P(scenario_wl_iova, free_every, LAB_PARAM_UINT, "4", 1, 4096, NULL,
 	  "remote-free: only CPUs 0, k, 2k, ... free (each for its group of k)"),
 	P(scenario_wl_iova, depth, LAB_PARAM_UINT, "32", 1, 65536, NULL,
@@ -132,6 +134,16 @@ static const struct lab_param wl_iova_params[] = {
 	  "the device's DMA mask; above 32, dma-iommu tries below 4 GiB first"),
 	P(scenario_wl_iova, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "local work after each alloc or free"),
+	P(scenario_wl_iova, irq_cpus, LAB_PARAM_UINT, "16", 1, 65536, NULL,
+	  "irq: hardware queues; queue q serves CPUs [q n/irq_cpus, (q+1) n/irq_cpus) and its "
+	  "IRQ runs on the first of them"),
+	P(scenario_wl_iova, submit_cpus, LAB_PARAM_UINT, "0", 0, 65536, NULL,
+	  "irq: jobs (fio numjobs), on CPUs spread evenly over the machine (0: every CPU)"),
+	P(scenario_wl_iova, io_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "irq: time from a range's allocation to its I/O's completion interrupt"),
+	P(scenario_wl_iova, io_jitter, LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL,
+	  "irq: each I/O's time drawn uniformly from io_ns x [1 - j, 1 + j], seeded (flash "
+	  "reads vary; a constant time locks submitters and IRQ CPUs into one cycle)"),
 };
 
 static const char *const dma_pattern_choices[] = { "single", "ways", NULL };

@@ -2,20 +2,24 @@
 /* iova_wl -- the IOVA workload (see iova_wl.h). */
 #include "workload/iova_wl.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct range {
 	uint64_t pfn, size;
+	uint64_t due; /* irq: when the I/O completes and the range may be freed */
 };
 
 /* One CPU's outstanding ranges: single producer (the CPU), single consumer (its freer). */
 struct iova_ring {
-	uint64_t head; /* atomic: next to free (consumer) */
+	uint64_t head;			 /* atomic: next to free (consumer) */
 	uint64_t tail LAB_CACHE_ALIGNED; /* atomic: next to fill (producer) */
 	struct range *v LAB_CACHE_ALIGNED;
-	uint64_t rng;	   /* the CPU's own random state */
-	uint32_t next_src; /* freer: ring to look at next */
+	uint64_t rng;		   /* the CPU's own random state */
+	uint32_t next_src;	   /* freer: ring to look at next */
+	uint32_t src_begin, src_n; /* irq: this CPU's submitters in wl->srcs */
+	bool submits;		   /* irq: runs a job (allocates) */
 } LAB_CACHE_ALIGNED;
 
 struct iova_wl {
@@ -28,9 +32,10 @@ struct iova_wl {
 	uint64_t limit_pfn, limit32_pfn;
 	uint32_t try32; /* atomic: the 32-bit workaround still on */
 	uint64_t tick_ns, next_tick;
-	uint64_t failures; /* atomic */
+	uint64_t failures;    /* atomic */
 	uint32_t counter_off; /* where the iova plugin's counters start in a CPU's slots */
 	struct iova_ring *rings;
+	uint32_t *srcs; /* irq: the submitters, grouped by the CPU their completions go to */
 };
 
 static uint64_t next_rand(uint64_t *s)
@@ -66,6 +71,42 @@ static uint64_t *counters_enter(struct iova_wl *wl, struct lab_cpu *c)
 	return save;
 }
 
+/*
+ * blk-mq's default map: CPUs in contiguous blocks of ncpus / irq_cpus per hardware queue, the
+ * queue's managed IRQ landing on the block's first CPU. The jobs are spread evenly over the
+ * machine, as a scheduler places a handful of busy threads.
+ */
+static uint32_t irq_cpu_of(const struct iova_wl *wl, uint32_t cpu)
+{
+	uint32_t q = (uint32_t)((uint64_t)cpu * wl->p.irq_cpus / wl->ncpus);
+
+	return (uint32_t)((uint64_t)q * wl->ncpus / wl->p.irq_cpus);
+}
+
+static int irq_setup(struct iova_wl *wl)
+{
+	uint32_t jobs = wl->p.submit_cpus ? wl->p.submit_cpus : wl->ncpus;
+	uint32_t n = 0;
+
+	if (jobs > wl->ncpus)
+		jobs = wl->ncpus;
+	if (!wl->p.irq_cpus || wl->p.irq_cpus > wl->ncpus)
+		wl->p.irq_cpus = wl->ncpus;
+	for (uint32_t j = 0; j < jobs; j++)
+		wl->rings[(uint64_t)j * wl->ncpus / jobs].submits = true;
+	wl->srcs = calloc(wl->ncpus, sizeof(*wl->srcs));
+	if (!wl->srcs)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < wl->ncpus; f++) {
+		wl->rings[f].src_begin = n;
+		for (uint32_t s = 0; s < wl->ncpus; s++)
+			if (wl->rings[s].submits && irq_cpu_of(wl, s) == f)
+				wl->srcs[n++] = s;
+		wl->rings[f].src_n = n - wl->rings[f].src_begin;
+	}
+	return 0;
+}
+
 struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
 			    struct lab_iova_domain *domain, uint32_t ncpus,
 			    const struct iova_wl_params *p, uint64_t tick_ns, uint32_t counter_off)
@@ -88,8 +129,8 @@ struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
 	wl->cap = 1;
 	while (wl->cap < p->depth)
 		wl->cap <<= 1;
-	wl->limit_pfn = p->dma_bits >= 64 ? (UINT64_MAX >> 12) - 1
-					  : ((UINT64_C(1) << (p->dma_bits - 12)) - 1);
+	wl->limit_pfn =
+	    p->dma_bits >= 64 ? (UINT64_MAX >> 12) - 1 : ((UINT64_C(1) << (p->dma_bits - 12)) - 1);
 	wl->limit32_pfn = domain->dma_32bit_pfn - 1;
 	wl->try32 = p->dma_bits > 32;
 	wl->tick_ns = tick_ns;
@@ -105,6 +146,8 @@ struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
 		wl->rings[i].rng = (p->seed + 1) * 0x9e3779b97f4a7c15ull + i;
 		wl->rings[i].next_src = i;
 	}
+	if (wl->p.pattern == IOVA_IRQ && irq_setup(wl))
+		goto err;
 	return wl;
 err:
 	iova_wl_free(wl);
@@ -118,6 +161,7 @@ void iova_wl_free(struct iova_wl *wl)
 	for (uint32_t i = 0; wl->rings && i < wl->ncpus; i++)
 		free(wl->rings[i].v);
 	free(wl->rings);
+	free(wl->srcs);
 	free(wl);
 }
 
@@ -170,7 +214,8 @@ static bool is_freer(const struct iova_wl *wl, uint32_t cpu)
 
 static bool allocates(const struct iova_wl *wl, uint32_t cpu)
 {
-	return !(wl->p.pattern == IOVA_PRODUCER_CONSUMER && is_freer(wl, cpu) && cpu + 1 < wl->ncpus);
+	return !(wl->p.pattern == IOVA_PRODUCER_CONSUMER && is_freer(wl, cpu) &&
+		 cpu + 1 < wl->ncpus);
 }
 
 /* Take the oldest range of ring src if it has one (and, for one's own ring, only if full). */
@@ -211,6 +256,15 @@ static int do_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bo
 	return 1;
 }
 
+/* irq: the I/O's device time, io_ns x [1 - j, 1 + j] drawn from the CPU's seeded sequence. */
+static uint64_t io_time(struct iova_wl *wl, struct iova_ring *r)
+{
+	if (!wl->p.io_ns || wl->p.io_jitter <= 0)
+		return wl->p.io_ns;
+	double u = (double)(next_rand(&r->rng) >> 11) / 9007199254740992.0;
+	return (uint64_t)((double)wl->p.io_ns * (1.0 + wl->p.io_jitter * (2.0 * u - 1.0)));
+}
+
 static int do_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
 	struct iova_ring *r = &wl->rings[c->id];
@@ -224,16 +278,54 @@ static int do_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, b
 	if (measuring)
 		hist_record(&hists[0], lab_now(c) - t0);
 	if (pfn) {
-		r->v[tail & (wl->cap - 1)] = (struct range){ pfn, size };
+		r->v[tail & (wl->cap - 1)] = (struct range){pfn, size, lab_now(c) + io_time(wl, r)};
 		__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
 	}
 	return 0;
+}
+
+/* irq: complete (free) the oldest due range of one of this CPU's submitters, round robin. */
+static int irq_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	struct iova_ring *self = &wl->rings[c->id];
+	uint64_t now = lab_now(c);
+
+	for (uint32_t k = 0; k < self->src_n; k++) {
+		uint32_t i = (self->next_src + k) % self->src_n;
+		struct iova_ring *r = &wl->rings[wl->srcs[self->src_begin + i]];
+		uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+		uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+
+		if (tail == head || r->v[head & (wl->cap - 1)].due > now)
+			continue;
+		struct range rg = r->v[head & (wl->cap - 1)];
+		__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
+		self->next_src = (i + 1) % self->src_n;
+		uint64_t t0 = lab_now(c);
+		iova_wl_free_range(wl, c, rg.pfn, rg.size);
+		if (measuring)
+			hist_record(&hists[1], lab_now(c) - t0);
+		return 0;
+	}
+	return 1;
 }
 
 int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
 	struct iova_wl *wl = arg;
 	int rc = 1;
+
+	if (wl->p.pattern == IOVA_IRQ) {
+		iova_wl_tick(wl, c);
+		rc = irq_free(wl, c, hists, measuring);
+		if (rc > 0 && wl->rings[c->id].submits)
+			rc = do_alloc(wl, c, hists, measuring);
+		if (rc == 0)
+			lab_delay_ns(c, wl->p.think_ns);
+		else
+			lab_cpu_relax();
+		return rc;
+	}
 
 	iova_wl_tick(wl, c);
 	if (is_freer(wl, c->id))

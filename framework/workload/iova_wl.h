@@ -9,6 +9,11 @@
  *   remote-free        groups of k: every CPU allocates, only every k-th CPU frees, as a
  *                      driver whose completion IRQs are bound to a few CPUs
  *   producer-consumer  groups of 2 where the freer does not allocate
+ *   irq                a block driver on blk-mq: submit_cpus jobs, spread evenly, each
+ *                      allocate up to depth ranges (the job's iodepth); a range completes
+ *                      io_ns after its allocation and is freed by the IRQ CPU of the job's
+ *                      hardware queue (irq_cpus queues over contiguous CPU blocks, the IRQ on
+ *                      each block's first CPU); an IRQ CPU allocates only if it runs a job
  * Sizes are drawn log-uniformly in [min_pages, max_pages]. Like dma-iommu for a PCI device,
  * with a DMA mask above 32 bits the first attempt is below 4 GiB without flushing, then the
  * full mask with flush_rcache (and the 32-bit attempt is dropped for good once it fails).
@@ -24,15 +29,19 @@
 
 #include "stats/histogram.h"
 
-enum iova_pattern { IOVA_SAME_CPU = 0, IOVA_REMOTE_FREE, IOVA_PRODUCER_CONSUMER };
+enum iova_pattern { IOVA_SAME_CPU = 0, IOVA_REMOTE_FREE, IOVA_PRODUCER_CONSUMER, IOVA_IRQ };
 
 struct iova_wl_params {
-	int pattern;		/* enum iova_pattern */
-	uint32_t free_every;	/* remote-free: group size k */
-	uint32_t depth;		/* outstanding ranges per CPU */
+	int pattern;	     /* enum iova_pattern */
+	uint32_t free_every; /* remote-free: group size k */
+	uint32_t depth;	     /* outstanding ranges per CPU */
 	uint64_t min_pages, max_pages;
-	uint32_t dma_bits;	/* the device's DMA mask */
-	uint64_t think_ns;	/* local work after each op */
+	uint32_t dma_bits;    /* the device's DMA mask */
+	uint64_t think_ns;    /* local work after each op */
+	uint32_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
+	uint32_t submit_cpus; /* irq: jobs (0: every CPU) */
+	uint64_t io_ns;	      /* irq: allocation to completion (the I/O's device time) */
+	double io_jitter;     /* irq: io_ns drawn from io_ns x [1 - j, 1 + j] */
 	uint64_t seed;
 };
 

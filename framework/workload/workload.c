@@ -183,6 +183,10 @@ void workload_iova_params(const struct workload_ops *w, const struct scenario_cf
 	    .max_pages = i->max_pages,
 	    .dma_bits = (uint32_t)i->dma_bits,
 	    .think_ns = i->think_ns,
+	    .irq_cpus = (uint32_t)i->irq_cpus,
+	    .submit_cpus = (uint32_t)i->submit_cpus,
+	    .io_ns = i->io_ns,
+	    .io_jitter = i->io_jitter,
 	    .seed = cfg->scenario.seed,
 	};
 	if (w->iova_params)
