@@ -88,9 +88,14 @@ struct scenario_wl_dma {
 	uint64_t pages;		/* granule: pages per mapping */
 	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
 	uint64_t dma_bits;
-	int pattern;		/* enum dma_pattern: single | ways */
+	int pattern;		/* enum dma_pattern: single | ways | irq */
 	uint64_t batch;		/* ways: maps, then unmaps, per loop */
 	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy) */
+	uint64_t irq_cpus;	/* irq: hardware queues, one IRQ CPU each */
+	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
+	uint64_t depth;		/* irq: I/Os in flight per job */
+	uint64_t irq_ns;	/* irq: completion work besides the unmap */
+	double trans_jitter;	/* irq: trans_ns varies uniformly by this fraction */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */

@@ -284,12 +284,35 @@ static int do_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, b
 	return 0;
 }
 
-/* irq: complete (free) the oldest due range of one of this CPU's submitters, round robin. */
-static int irq_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+bool iova_wl_submits(const struct iova_wl *wl, uint32_t cpu)
+{
+	return wl->rings[cpu].submits;
+}
+
+bool iova_wl_room(const struct iova_wl *wl, uint32_t cpu)
+{
+	const struct iova_ring *r = &wl->rings[cpu];
+
+	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
+		   __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) <
+	       wl->p.depth;
+}
+
+void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size)
+{
+	struct iova_ring *r = &wl->rings[c->id];
+	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
+
+	r->v[tail & (wl->cap - 1)] = (struct range){pfn, size, lab_now(c) + io_time(wl, r)};
+	__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint64_t *size)
 {
 	struct iova_ring *self = &wl->rings[c->id];
 	uint64_t now = lab_now(c);
 
+	/* Round robin over this CPU's submitters, the oldest completed range of each. */
 	for (uint32_t k = 0; k < self->src_n; k++) {
 		uint32_t i = (self->next_src + k) % self->src_n;
 		struct iova_ring *r = &wl->rings[wl->srcs[self->src_begin + i]];
@@ -298,16 +321,27 @@ static int irq_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, b
 
 		if (tail == head || r->v[head & (wl->cap - 1)].due > now)
 			continue;
-		struct range rg = r->v[head & (wl->cap - 1)];
+		*pfn = r->v[head & (wl->cap - 1)].pfn;
+		*size = r->v[head & (wl->cap - 1)].size;
 		__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
 		self->next_src = (i + 1) % self->src_n;
-		uint64_t t0 = lab_now(c);
-		iova_wl_free_range(wl, c, rg.pfn, rg.size);
-		if (measuring)
-			hist_record(&hists[1], lab_now(c) - t0);
-		return 0;
+		return true;
 	}
-	return 1;
+	return false;
+}
+
+/* irq: complete (free) one completed range of one of this CPU's submitters. */
+static int irq_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	uint64_t pfn, size;
+
+	if (!iova_wl_irq_pop(wl, c, &pfn, &size))
+		return 1;
+	uint64_t t0 = lab_now(c);
+	iova_wl_free_range(wl, c, pfn, size);
+	if (measuring)
+		hist_record(&hists[1], lab_now(c) - t0);
+	return 0;
 }
 
 int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)

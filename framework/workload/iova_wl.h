@@ -64,6 +64,16 @@ uint64_t iova_wl_failures(const struct iova_wl *wl);
 /* For the dma workload, which pairs one alloc with one free on the same CPU: */
 uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size);
 void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size);
+/*
+ * The irq pattern's queues, for the dma workload (whose CPUs map on submission and unmap on
+ * the IRQ CPU): whether cpu runs a job; whether its queue has room (fewer than depth
+ * outstanding); queue a mapped range, completing io_ns from now; take a completed range of
+ * one of this CPU's submitters (false: none due).
+ */
+bool iova_wl_submits(const struct iova_wl *wl, uint32_t cpu);
+bool iova_wl_room(const struct iova_wl *wl, uint32_t cpu);
+void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size);
+bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint64_t *size);
 /* Run the policy's periodic work if due (CPU 0 only). */
 void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c);
 
