@@ -81,6 +81,7 @@ struct scenario_wl_iova {
 	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
 	uint64_t io_ns;		/* irq: allocation to completion */
 	double io_jitter;	/* irq: io_ns varies uniformly by this fraction */
+	uint64_t migrate_ns;	/* irq: jobs move to another CPU this often (0: never) */
 };
 
 /* [workload.dma] (see framework/workload/dma_wl.h) */

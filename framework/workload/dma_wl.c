@@ -154,14 +154,15 @@ static int irq_op(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists, bool
 		lab_delay_ns(c, wl->p.irq_ns);
 		return unmap_one(wl, c, pfn, hists, measuring);
 	}
-	if (!iova_wl_submits(wl->iova, c->id) || !iova_wl_room(wl->iova, c->id)) {
+	int job = iova_wl_job_here(wl->iova, c);
+	if (job < 0) {
 		lab_cpu_relax();
 		return 1;
 	}
 	pfn = map_one(wl, c, hists, measuring);
 	if (!pfn)
 		return 0; /* counted by the iova workload */
-	iova_wl_irq_push(wl->iova, c, pfn, wl->p.pages);
+	iova_wl_irq_push(wl->iova, c, job, pfn, wl->p.pages);
 	lab_delay_ns(c, wl->p.think_ns);
 	return 0;
 }

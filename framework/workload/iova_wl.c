@@ -9,6 +9,7 @@
 struct range {
 	uint64_t pfn, size;
 	uint64_t due; /* irq: when the I/O completes and the range may be freed */
+	uint32_t job; /* irq: the job that submitted it */
 };
 
 /* One CPU's outstanding ranges: single producer (the CPU), single consumer (its freer). */
@@ -35,7 +36,9 @@ struct iova_wl {
 	uint64_t failures;    /* atomic */
 	uint32_t counter_off; /* where the iova plugin's counters start in a CPU's slots */
 	struct iova_ring *rings;
-	uint32_t *srcs; /* irq: the submitters, grouped by the CPU their completions go to */
+	uint32_t *srcs;	    /* irq: the submitters, grouped by the CPU their completions go to */
+	uint32_t jobs;	    /* irq: submit_cpus, bounded by ncpus */
+	uint32_t *inflight; /* irq, atomic: each job's outstanding ranges */
 };
 
 static uint64_t next_rand(uint64_t *s)
@@ -83,19 +86,35 @@ static uint32_t irq_cpu_of(const struct iova_wl *wl, uint32_t cpu)
 	return (uint32_t)((uint64_t)q * wl->ncpus / wl->p.irq_cpus);
 }
 
+/*
+ * Where job j runs at time now: its own CPU, or with migrate_ns a CPU drawn anew every
+ * migrate_ns from (seed, job, period) -- a job that sleeps for its completions and is woken
+ * wherever the scheduler finds room, leaving its CPU's magazines behind.
+ */
+static uint32_t job_cpu(const struct iova_wl *wl, uint32_t j, uint64_t now)
+{
+	if (!wl->p.migrate_ns)
+		return (uint32_t)((uint64_t)j * wl->ncpus / wl->jobs);
+	uint64_t x = (wl->p.seed + 1) * 0x9e3779b97f4a7c15ull ^ ((uint64_t)j << 40) ^
+		     (now / wl->p.migrate_ns);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return (uint32_t)((x ^ (x >> 31)) % wl->ncpus);
+}
+
 static int irq_setup(struct iova_wl *wl)
 {
-	uint32_t jobs = wl->p.submit_cpus ? wl->p.submit_cpus : wl->ncpus;
 	uint32_t n = 0;
 
-	if (jobs > wl->ncpus)
-		jobs = wl->ncpus;
 	if (!wl->p.irq_cpus || wl->p.irq_cpus > wl->ncpus)
 		wl->p.irq_cpus = wl->ncpus;
-	for (uint32_t j = 0; j < jobs; j++)
-		wl->rings[(uint64_t)j * wl->ncpus / jobs].submits = true;
+	for (uint32_t j = 0; j < wl->jobs; j++)
+		wl->rings[job_cpu(wl, j, 0)].submits = true;
+	for (uint32_t i = 0; wl->p.migrate_ns && i < wl->ncpus; i++)
+		wl->rings[i].submits = true; /* any CPU may host a job */
 	wl->srcs = calloc(wl->ncpus, sizeof(*wl->srcs));
-	if (!wl->srcs)
+	wl->inflight = calloc(wl->jobs, sizeof(*wl->inflight));
+	if (!wl->srcs || !wl->inflight)
 		return -ENOMEM;
 	for (uint32_t f = 0; f < wl->ncpus; f++) {
 		wl->rings[f].src_begin = n;
@@ -126,8 +145,11 @@ struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
 		wl->p.free_every = 2;
 	if (!wl->p.free_every)
 		wl->p.free_every = 1;
+	wl->jobs = p->submit_cpus && p->submit_cpus < ncpus ? p->submit_cpus : ncpus;
 	wl->cap = 1;
-	while (wl->cap < p->depth)
+	/* irq with migration: every job may be on one CPU at once, with all its ranges. */
+	while (wl->cap <
+	       (uint64_t)p->depth * (p->pattern == IOVA_IRQ && p->migrate_ns ? wl->jobs : 1))
 		wl->cap <<= 1;
 	wl->limit_pfn =
 	    p->dma_bits >= 64 ? (UINT64_MAX >> 12) - 1 : ((UINT64_C(1) << (p->dma_bits - 12)) - 1);
@@ -162,6 +184,7 @@ void iova_wl_free(struct iova_wl *wl)
 		free(wl->rings[i].v);
 	free(wl->rings);
 	free(wl->srcs);
+	free(wl->inflight);
 	free(wl);
 }
 
@@ -278,33 +301,52 @@ static int do_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, b
 	if (measuring)
 		hist_record(&hists[0], lab_now(c) - t0);
 	if (pfn) {
-		r->v[tail & (wl->cap - 1)] = (struct range){pfn, size, lab_now(c) + io_time(wl, r)};
+		r->v[tail & (wl->cap - 1)] = (struct range){.pfn = pfn, .size = size};
 		__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
 
-bool iova_wl_submits(const struct iova_wl *wl, uint32_t cpu)
+int iova_wl_job_here(const struct iova_wl *wl, struct lab_cpu *c)
 {
-	return wl->rings[cpu].submits;
+	uint64_t now;
+
+	if (!wl->rings[c->id].submits)
+		return -1;
+	now = lab_now(c);
+	for (uint32_t j = 0; j < wl->jobs; j++)
+		if (job_cpu(wl, j, now) == c->id &&
+		    __atomic_load_n(&wl->inflight[j], __ATOMIC_ACQUIRE) < wl->p.depth)
+			return (int)j;
+	return -1;
 }
 
-bool iova_wl_room(const struct iova_wl *wl, uint32_t cpu)
-{
-	const struct iova_ring *r = &wl->rings[cpu];
-
-	return __atomic_load_n(&r->tail, __ATOMIC_RELAXED) -
-		   __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) <
-	       wl->p.depth;
-}
-
-void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size)
+void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, int job, uint64_t pfn, uint64_t size)
 {
 	struct iova_ring *r = &wl->rings[c->id];
 	uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 
-	r->v[tail & (wl->cap - 1)] = (struct range){pfn, size, lab_now(c) + io_time(wl, r)};
+	__atomic_add_fetch(&wl->inflight[job], 1, __ATOMIC_RELAXED);
+	r->v[tail & (wl->cap - 1)] =
+	    (struct range){pfn, size, lab_now(c) + io_time(wl, r), (uint32_t)job};
 	__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+/* irq: submit one range for a job on this CPU with room; 1 when there is none. */
+static int irq_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	int job = iova_wl_job_here(wl, c);
+
+	if (job < 0)
+		return 1;
+	uint64_t size = pick_size(wl, &wl->rings[c->id]);
+	uint64_t t0 = lab_now(c);
+	uint64_t pfn = iova_wl_alloc(wl, c, size);
+	if (measuring)
+		hist_record(&hists[0], lab_now(c) - t0);
+	if (pfn)
+		iova_wl_irq_push(wl, c, job, pfn, size);
+	return 0;
 }
 
 bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint64_t *size)
@@ -323,6 +365,8 @@ bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint6
 			continue;
 		*pfn = r->v[head & (wl->cap - 1)].pfn;
 		*size = r->v[head & (wl->cap - 1)].size;
+		__atomic_sub_fetch(&wl->inflight[r->v[head & (wl->cap - 1)].job], 1,
+				   __ATOMIC_RELEASE);
 		__atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
 		self->next_src = (i + 1) % self->src_n;
 		return true;
@@ -352,8 +396,8 @@ int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 	if (wl->p.pattern == IOVA_IRQ) {
 		iova_wl_tick(wl, c);
 		rc = irq_free(wl, c, hists, measuring);
-		if (rc > 0 && wl->rings[c->id].submits)
-			rc = do_alloc(wl, c, hists, measuring);
+		if (rc > 0)
+			rc = irq_alloc(wl, c, hists, measuring);
 		if (rc == 0)
 			lab_delay_ns(c, wl->p.think_ns);
 		else

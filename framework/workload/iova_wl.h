@@ -13,7 +13,9 @@
  *                      allocate up to depth ranges (the job's iodepth); a range completes
  *                      io_ns after its allocation and is freed by the IRQ CPU of the job's
  *                      hardware queue (irq_cpus queues over contiguous CPU blocks, the IRQ on
- *                      each block's first CPU); an IRQ CPU allocates only if it runs a job
+ *                      each block's first CPU); an IRQ CPU allocates only if it runs a job;
+ *                      with migrate_ns the jobs move between CPUs (a seeded random CPU each
+ *                      period), completions going to the queue of the CPU that submitted
  * Sizes are drawn log-uniformly in [min_pages, max_pages]. Like dma-iommu for a PCI device,
  * with a DMA mask above 32 bits the first attempt is below 4 GiB without flushing, then the
  * full mask with flush_rcache (and the 32-bit attempt is dropped for good once it fails).
@@ -41,7 +43,11 @@ struct iova_wl_params {
 	uint32_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
 	uint32_t submit_cpus; /* irq: jobs (0: every CPU) */
 	uint64_t io_ns;	      /* irq: allocation to completion (the I/O's device time) */
-	double io_jitter;     /* irq: io_ns drawn from io_ns x [1 - j, 1 + j] */
+	double io_jitter;
+	uint64_t migrate_ns;
+	    /* irq: a job moves to a seeded random CPU this often (0: never) */ /* irq: io_ns drawn
+										   from io_ns x [1 -
+										   j, 1 + j] */
 	uint64_t seed;
 };
 
@@ -66,13 +72,12 @@ uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size);
 void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size);
 /*
  * The irq pattern's queues, for the dma workload (whose CPUs map on submission and unmap on
- * the IRQ CPU): whether cpu runs a job; whether its queue has room (fewer than depth
- * outstanding); queue a mapped range, completing io_ns from now; take a completed range of
- * one of this CPU's submitters (false: none due).
+ * the IRQ CPU): a job now on this CPU with fewer than depth ranges outstanding (-1: none);
+ * queue a range the job mapped, completing io_ns from now; take a completed range of one of
+ * this CPU's submitters (false: none due).
  */
-bool iova_wl_submits(const struct iova_wl *wl, uint32_t cpu);
-bool iova_wl_room(const struct iova_wl *wl, uint32_t cpu);
-void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size);
+int iova_wl_job_here(const struct iova_wl *wl, struct lab_cpu *c);
+void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, int job, uint64_t pfn, uint64_t size);
 bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint64_t *size);
 /* Run the policy's periodic work if due (CPU 0 only). */
 void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c);

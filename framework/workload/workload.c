@@ -201,6 +201,7 @@ void workload_iova_params(const struct workload_ops *w, const struct scenario_cf
 	    .submit_cpus = (uint32_t)i->submit_cpus,
 	    .io_ns = i->io_ns,
 	    .io_jitter = i->io_jitter,
+	    .migrate_ns = i->migrate_ns,
 	    .seed = cfg->scenario.seed,
 	};
 	if (w->iova_params)
