@@ -349,6 +349,23 @@ Test(cli, iova_rcache_256_runs_and_its_irq_cpus_feed_the_depot, .timeout = 120)
 	csv_free(&t);
 }
 
+/* John Garry's NVMe profile, shortened: the unmaps (one CMD_SYNC each) run on the IRQ CPUs. */
+Test(cli, nvme_d06_96_runs_and_unmaps_through_the_cmdq, .timeout = 120)
+{
+	char out[300];
+
+	run_config("nvme-d06-96.ini", (const char *const[]){ "duration_ms=1", "warmup_ms=1",
+							      NULL });
+	snprintf(out, sizeof(out), "%s/nvme-d06-96.ini.out", tmp);
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, 1);
+	cr_assert_gt(num(&t, 0, "dev_syncs"), 0);
+	/* An unmap waits for its CMD_SYNC; a map only writes PTEs. */
+	cr_assert_gt(num(&t, 0, "unmap_p50_ns"), num(&t, 0, "map_p50_ns"));
+	csv_free(&t);
+}
+
 Test(cli, help_and_version, .timeout = 10)
 {
 	char *const help[] = { EXE, "--help", NULL };
