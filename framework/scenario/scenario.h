@@ -71,12 +71,17 @@ struct scenario_wl_cmdq {
 /* The framework's part of one resolved configuration. Plugin configs live beside it. */
 /* [workload.iova] (see framework/workload/iova_wl.h) */
 struct scenario_wl_iova {
-	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer */
+	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer | irq */
 	uint64_t free_every;	/* remote-free: only every k-th CPU frees */
 	uint64_t depth;		/* outstanding ranges per CPU */
 	uint64_t min_pages, max_pages;
 	uint64_t dma_bits;	/* the device's DMA mask */
 	uint64_t think_ns;
+	uint64_t irq_cpus;	/* irq: hardware queues, one IRQ CPU each */
+	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
+	uint64_t io_ns;		/* irq: allocation to completion */
+	double io_jitter;	/* irq: io_ns varies uniformly by this fraction */
+	uint64_t migrate_ns;	/* irq: jobs move to another CPU this often (0: never) */
 };
 
 /* [workload.dma] (see framework/workload/dma_wl.h) */
@@ -84,9 +89,14 @@ struct scenario_wl_dma {
 	uint64_t pages;		/* granule: pages per mapping */
 	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
 	uint64_t dma_bits;
-	int pattern;		/* enum dma_pattern: single | ways */
+	int pattern;		/* enum dma_pattern: single | ways | irq */
 	uint64_t batch;		/* ways: maps, then unmaps, per loop */
 	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy) */
+	uint64_t irq_cpus;	/* irq: hardware queues, one IRQ CPU each */
+	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
+	uint64_t depth;		/* irq: I/Os in flight per job */
+	uint64_t irq_ns;	/* irq: completion work besides the unmap */
+	double trans_jitter;	/* irq: trans_ns varies uniformly by this fraction */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */

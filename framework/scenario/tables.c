@@ -121,11 +121,13 @@ static const struct lab_param wl_cmdq_params[] = {
 };
 
 static const char *const pattern_choices[] = { "same-cpu", "remote-free", "producer-consumer",
-						NULL };
+						"irq", NULL };
 
 static const struct lab_param wl_iova_params[] = {
 	P(scenario_wl_iova, pattern, LAB_PARAM_ENUM, "same-cpu", 0, 0, pattern_choices,
-	  "who frees: the allocating CPU, every k-th CPU (IRQ skew), or the pair's partner"),
+	  "who frees: the allocating CPU, every k-th CPU (IRQ skew), the pair's partner, or "
+	  "irq: submit_cpus jobs allocate, the IRQ CPU of each job's hardware queue frees "
+	  "io_ns later (blk-mq: irq_cpus queues over contiguous CPU blocks)"),
 	P(scenario_wl_iova, free_every, LAB_PARAM_UINT, "4", 1, 4096, NULL,
 	  "remote-free: only CPUs 0, k, 2k, ... free (each for its group of k)"),
 	P(scenario_wl_iova, depth, LAB_PARAM_UINT, "32", 1, 65536, NULL,
@@ -138,9 +140,22 @@ static const struct lab_param wl_iova_params[] = {
 	  "the device's DMA mask; above 32, dma-iommu tries below 4 GiB first"),
 	P(scenario_wl_iova, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "local work after each alloc or free"),
+	P(scenario_wl_iova, irq_cpus, LAB_PARAM_UINT, "16", 1, 65536, NULL,
+	  "irq: hardware queues; queue q serves CPUs [q n/irq_cpus, (q+1) n/irq_cpus) and its "
+	  "IRQ runs on the first of them"),
+	P(scenario_wl_iova, submit_cpus, LAB_PARAM_UINT, "0", 0, 65536, NULL,
+	  "irq: jobs (fio numjobs), on CPUs spread evenly over the machine (0: every CPU)"),
+	P(scenario_wl_iova, io_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "irq: time from a range's allocation to its I/O's completion interrupt"),
+	P(scenario_wl_iova, io_jitter, LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL,
+	  "irq: each I/O's time drawn uniformly from io_ns x [1 - j, 1 + j], seeded (flash "
+	  "reads vary; a constant time locks submitters and IRQ CPUs into one cycle)"),
+	P(scenario_wl_iova, migrate_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "irq: each job moves to a seeded random CPU this often, as an unpinned fio job woken "
+	  "for its completions wherever the scheduler finds room (0: jobs stay on their CPU)"),
 };
 
-static const char *const dma_pattern_choices[] = { "single", "ways", NULL };
+static const char *const dma_pattern_choices[] = { "single", "ways", "irq", NULL };
 
 static const struct lab_param wl_dma_params[] = {
 	P(scenario_wl_dma, pages, LAB_PARAM_UINT, "1", 1, 1024, NULL,
@@ -155,11 +170,26 @@ static const struct lab_param wl_dma_params[] = {
 	  "the device's DMA mask (dma_map_benchmark's -b, 32 by default)"),
 	P(scenario_wl_dma, pattern, LAB_PARAM_ENUM, "single", 0, 0, dma_pattern_choices,
 	  "single: an op is one map + unmap (dma_map_benchmark); ways: an op is batch maps, each "
-	  "with think_ns of work, then batch unmaps (Barry Song's ways harness)"),
+	  "with think_ns of work, then batch unmaps (Barry Song's ways harness); irq: submit_cpus "
+	  "jobs map, the IRQ CPU of each job's hardware queue unmaps trans_ns later (NVMe on "
+	  "blk-mq), an op is one map or one unmap"),
 	P(scenario_wl_dma, batch, LAB_PARAM_UINT, "50", 1, 1024, NULL,
 	  "ways: maps, then unmaps, per loop (map + unmap per CPU per s = ops/s x batch / cpus)"),
 	P(scenario_wl_dma, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
-	  "ways: work after each map (the harness's memcpy into the buffer)"),
+	  "ways: work after each map (the harness's memcpy into the buffer); irq: the rest of "
+	  "the submission path after its map"),
+	P(scenario_wl_dma, irq_cpus, LAB_PARAM_UINT, "16", 1, 65536, NULL,
+	  "irq: hardware queues; queue q serves CPUs [q n/irq_cpus, (q+1) n/irq_cpus) and its "
+	  "IRQ, where the unmaps run, lands on the first of them"),
+	P(scenario_wl_dma, submit_cpus, LAB_PARAM_UINT, "0", 0, 65536, NULL,
+	  "irq: jobs (fio numjobs), on CPUs spread evenly over the machine (0: every CPU)"),
+	P(scenario_wl_dma, depth, LAB_PARAM_UINT, "32", 1, 65536, NULL,
+	  "irq: I/Os in flight per job (fio iodepth)"),
+	P(scenario_wl_dma, irq_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "irq: the completion's work on the IRQ CPU besides the unmap (nvme_irq, "
+	  "blk_mq_complete_request)"),
+	P(scenario_wl_dma, trans_jitter, LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL,
+	  "irq: each I/O's trans_ns drawn uniformly from trans_ns x [1 - j, 1 + j], seeded"),
 };
 
 static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };

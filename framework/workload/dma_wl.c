@@ -144,12 +144,37 @@ static int ways_op(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists, boo
 	return rc;
 }
 
+/* irq: unmap a completed I/O's mapping if one is due for this CPU, else submit one. */
+static int irq_op(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
+{
+	uint64_t pfn, size;
+
+	iova_wl_tick(wl->iova, c);
+	if (iova_wl_irq_pop(wl->iova, c, &pfn, &size)) {
+		lab_delay_ns(c, wl->p.irq_ns);
+		return unmap_one(wl, c, pfn, hists, measuring);
+	}
+	int job = iova_wl_job_here(wl->iova, c);
+	if (job < 0) {
+		lab_cpu_relax();
+		return 1;
+	}
+	pfn = map_one(wl, c, hists, measuring);
+	if (!pfn)
+		return 0; /* counted by the iova workload */
+	iova_wl_irq_push(wl->iova, c, job, pfn, wl->p.pages);
+	lab_delay_ns(c, wl->p.think_ns);
+	return 0;
+}
+
 int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
 	struct dma_wl *wl = arg;
 
 	if (wl->p.pattern == DMA_PATTERN_WAYS)
 		return ways_op(wl, c, hists, measuring);
+	if (wl->p.pattern == DMA_PATTERN_IRQ)
+		return irq_op(wl, c, hists, measuring);
 	iova_wl_tick(wl->iova, c);
 	uint64_t pfn = map_one(wl, c, hists, measuring);
 	if (!pfn)

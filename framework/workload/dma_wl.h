@@ -8,7 +8,10 @@
  * Two patterns: single (dma_map_benchmark: one op = one map, the transfer, one unmap) and
  * ways (Barry Song's ways harness: one op = one loop of `batch` maps, each followed by
  * think_ns of work on the buffer (its memcpy), then the `batch` unmaps in map order; map +
- * unmap per CPU per second = ops/s x batch / cpus).
+ * unmap per CPU per second = ops/s x batch / cpus), and irq (a block driver on blk-mq, as
+ * NVMe: submitting CPUs map, each mapping's I/O completes trans_ns later and the IRQ CPU of
+ * the submitter's hardware queue unmaps it, after irq_ns of completion work; the queues and
+ * jobs are the iova workload's irq pattern, iova_wl.h; an op is one map or one unmap).
  */
 #ifndef IOMMULAB_DMA_WL_H
 #define IOMMULAB_DMA_WL_H
@@ -28,10 +31,12 @@ struct dma_wl_params {
 	uint64_t trans_ns;    /* the device's transfer between map and unmap (dma_trans_ns) */
 	int pattern;	      /* enum dma_pattern */
 	uint32_t batch;	      /* ways: maps (then unmaps) per loop */
-	uint64_t think_ns;    /* ways: work after each map (the harness's memcpy) */
+	uint64_t think_ns;    /* ways: work after each map (the harness's memcpy); irq: the
+			       * submission's work after its map */
+	uint64_t irq_ns;      /* irq: the completion's work besides the unmap */
 };
 
-enum dma_pattern { DMA_PATTERN_SINGLE = 0, DMA_PATTERN_WAYS };
+enum dma_pattern { DMA_PATTERN_SINGLE = 0, DMA_PATTERN_WAYS, DMA_PATTERN_IRQ };
 
 struct dma_wl;
 

@@ -9,6 +9,13 @@
  *   remote-free        groups of k: every CPU allocates, only every k-th CPU frees, as a
  *                      driver whose completion IRQs are bound to a few CPUs
  *   producer-consumer  groups of 2 where the freer does not allocate
+ *   irq                a block driver on blk-mq: submit_cpus jobs, spread evenly, each
+ *                      allocate up to depth ranges (the job's iodepth); a range completes
+ *                      io_ns after its allocation and is freed by the IRQ CPU of the job's
+ *                      hardware queue (irq_cpus queues over contiguous CPU blocks, the IRQ on
+ *                      each block's first CPU); an IRQ CPU allocates only if it runs a job;
+ *                      with migrate_ns the jobs move between CPUs (a seeded random CPU each
+ *                      period), completions going to the queue of the CPU that submitted
  * Sizes are drawn log-uniformly in [min_pages, max_pages]. Like dma-iommu for a PCI device,
  * with a DMA mask above 32 bits the first attempt is below 4 GiB without flushing, then the
  * full mask with flush_rcache (and the 32-bit attempt is dropped for good once it fails).
@@ -24,15 +31,23 @@
 
 #include "stats/histogram.h"
 
-enum iova_pattern { IOVA_SAME_CPU = 0, IOVA_REMOTE_FREE, IOVA_PRODUCER_CONSUMER };
+enum iova_pattern { IOVA_SAME_CPU = 0, IOVA_REMOTE_FREE, IOVA_PRODUCER_CONSUMER, IOVA_IRQ };
 
 struct iova_wl_params {
-	int pattern;		/* enum iova_pattern */
-	uint32_t free_every;	/* remote-free: group size k */
-	uint32_t depth;		/* outstanding ranges per CPU */
+	int pattern;	     /* enum iova_pattern */
+	uint32_t free_every; /* remote-free: group size k */
+	uint32_t depth;	     /* outstanding ranges per CPU */
 	uint64_t min_pages, max_pages;
-	uint32_t dma_bits;	/* the device's DMA mask */
-	uint64_t think_ns;	/* local work after each op */
+	uint32_t dma_bits;    /* the device's DMA mask */
+	uint64_t think_ns;    /* local work after each op */
+	uint32_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
+	uint32_t submit_cpus; /* irq: jobs (0: every CPU) */
+	uint64_t io_ns;	      /* irq: allocation to completion (the I/O's device time) */
+	double io_jitter;
+	uint64_t migrate_ns;
+	    /* irq: a job moves to a seeded random CPU this often (0: never) */ /* irq: io_ns drawn
+										   from io_ns x [1 -
+										   j, 1 + j] */
 	uint64_t seed;
 };
 
@@ -55,6 +70,15 @@ uint64_t iova_wl_failures(const struct iova_wl *wl);
 /* For the dma workload, which pairs one alloc with one free on the same CPU: */
 uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size);
 void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size);
+/*
+ * The irq pattern's queues, for the dma workload (whose CPUs map on submission and unmap on
+ * the IRQ CPU): a job now on this CPU with fewer than depth ranges outstanding (-1: none);
+ * queue a range the job mapped, completing io_ns from now; take a completed range of one of
+ * this CPU's submitters (false: none due).
+ */
+int iova_wl_job_here(const struct iova_wl *wl, struct lab_cpu *c);
+void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, int job, uint64_t pfn, uint64_t size);
+bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint64_t *size);
 /* Run the policy's periodic work if due (CPU 0 only). */
 void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c);
 

@@ -59,6 +59,7 @@ static void *dma_make(const struct workload_env *e)
 	    .pattern = w->pattern,
 	    .batch = (uint32_t)w->batch,
 	    .think_ns = w->think_ns,
+	    .irq_ns = w->irq_ns,
 	};
 
 	return dma_wl_new(e->cmdq, e->cmdq_state, e->iova, e->ncpus, &p);
@@ -75,11 +76,24 @@ static const char *dma_error(void *wl, bool hung)
 	return dma_wl_error(wl);
 }
 
-/* One mapping at a time per CPU, within the device's DMA mask. */
+/*
+ * One mapping at a time per CPU, within the device's DMA mask; irq: the iova workload's irq
+ * queues carry the mappings from the submitting CPUs to the IRQ CPUs.
+ */
 static void dma_iova_params(const struct scenario_cfg *cfg, struct iova_wl_params *p)
 {
-	p->dma_bits = (uint32_t)cfg->wl_dma.dma_bits;
+	const struct scenario_wl_dma *w = &cfg->wl_dma;
+
+	p->dma_bits = (uint32_t)w->dma_bits;
 	p->depth = 1;
+	if (w->pattern == DMA_PATTERN_IRQ) {
+		p->pattern = IOVA_IRQ;
+		p->depth = (uint32_t)w->depth;
+		p->irq_cpus = (uint32_t)w->irq_cpus;
+		p->submit_cpus = (uint32_t)w->submit_cpus;
+		p->io_ns = w->trans_ns;
+		p->io_jitter = w->trans_jitter;
+	}
 }
 
 /* ---- micro --------------------------------------------------------------------------------- */
@@ -183,6 +197,11 @@ void workload_iova_params(const struct workload_ops *w, const struct scenario_cf
 	    .max_pages = i->max_pages,
 	    .dma_bits = (uint32_t)i->dma_bits,
 	    .think_ns = i->think_ns,
+	    .irq_cpus = (uint32_t)i->irq_cpus,
+	    .submit_cpus = (uint32_t)i->submit_cpus,
+	    .io_ns = i->io_ns,
+	    .io_jitter = i->io_jitter,
+	    .migrate_ns = i->migrate_ns,
 	    .seed = cfg->scenario.seed,
 	};
 	if (w->iova_params)
