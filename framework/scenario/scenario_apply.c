@@ -339,7 +339,7 @@ static void apply_plugin_entry(struct loader *L, struct entry *e)
 static bool fixed_per_scenario(const char *section, const char *key)
 {
 	return !strcmp(section, "scenario") &&
-	       (!strcmp(key, "name") || !strcmp(key, "workload") || !strcmp(key, "engine"));
+	       (!strcmp(key, "name") || !strcmp(key, "workload"));
 }
 
 /* A [sweep] target in a fixed section: the key exists, may be swept, takes every value. */
