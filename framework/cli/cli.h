@@ -65,7 +65,7 @@ extern const size_t cli_n_commands;
 extern const struct cli_command cli_global;
 
 /* The option indexes of each command: cli_next_opt() returns them, the table is indexed by them. */
-enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_N_OPTS };
+enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_OPT_JOBS, RUN_N_OPTS };
 enum { LIST_OPT_PARAMS, LIST_N_OPTS };
 enum { VERIFY_OPT_SET, VERIFY_N_OPTS };
 enum { PROBE_OPT_OUT, PROBE_OPT_CPUS, PROBE_OPT_ROUNDS, PROBE_OPT_MATRIX, PROBE_N_OPTS };

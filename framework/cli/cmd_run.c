@@ -15,6 +15,7 @@
 #include "engine/clock.h"
 #include "engine/native/native.h"
 #include "results/results.h"
+#include "run/engines.h"
 #include "run/isolate.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
@@ -27,16 +28,43 @@ static volatile int stop_requested;
 static void on_sigint(int sig)
 {
 	(void)sig;
-	if (stop_requested) {
-		/* Second Ctrl-C: now (finished trials are on disk). */
-		if (isolate_child_pid() > 0)
-			kill(isolate_child_pid(), SIGKILL);
+	if (stop_requested >= 2) {
+		/* Third: now, whatever the runner is doing (written trials are on disk). */
+		isolate_kill_all();
 		_exit(EXIT_INTERRUPTED);
 	}
+	if (stop_requested) {
+		/* Second: the runner stops the trials in flight and writes what finished. */
+		stop_requested = 2;
+		return;
+	}
 	stop_requested = 1;
-	static const char msg[] = "\niommulab: interrupted: finishing the trial in progress "
-				  "(Ctrl-C again to quit now; finished trials are kept)\n";
+	static const char msg[] = "\niommulab: interrupted: finishing the trials in progress "
+				  "(Ctrl-C again to stop them now; finished trials are kept)\n";
 	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+}
+
+/* How the trials will share the machine, for the plan line. */
+static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_t len)
+{
+	bool sim = false, native = false;
+
+	for (size_t i = 0; i < scenario_n_points(s); i++) {
+		struct scenario_point p;
+		if (scenario_point(s, i, &p))
+			continue;
+		const struct engine_ops *e = engine_find(p.cfg.scenario.engine);
+		native |= e && e->exclusive;
+		sim |= e && !e->exclusive;
+		scenario_point_free(s, &p);
+	}
+	if (sim && native)
+		snprintf(text, len, "up to %u at a time (-j %u; native trials run alone)", jobs,
+			 jobs);
+	else if (native)
+		snprintf(text, len, "one at a time (native trials run alone)");
+	else
+		snprintf(text, len, "up to %u at a time (-j %u)", jobs, jobs);
 }
 
 /* One line of the summary table: a (point, plugin) with its repeats averaged. */
@@ -316,6 +344,19 @@ static int check_resumable(const char *dir, const struct scenario *s)
 	return 0;
 }
 
+/* -j N: 1 ..ISOLATE_MAX_JOBS, in decimal. */
+static int parse_jobs(const char *text, unsigned *jobs)
+{
+	char *end;
+
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 1 || v > ISOLATE_MAX_JOBS)
+		return -EINVAL;
+	*jobs = (unsigned)v;
+	return 0;
+}
+
 static const struct lab_plugin *lookup(void *ctx, const char *name)
 {
 	const struct loaded_plugin *p = registry_find(ctx, name, NULL);
@@ -341,6 +382,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	char dir[4096], err[1024] = "";
 	struct cli_parser p;
 	int o, status = EXIT_USAGE;
+	unsigned jobs = 0; /* 0: the online CPUs */
 
 	cli_parser_init(&p, c->cmd, argc, argv);
 	while ((o = cli_next_opt(&p)) >= 0) {
@@ -354,6 +396,15 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			break;
 		case RUN_OPT_RESUME:
 			resume = optarg;
+			break;
+		case RUN_OPT_JOBS:
+			if (parse_jobs(optarg, &jobs)) {
+				cli_usage_error(c->cmd,
+						"-j wants a number of jobs from 1 to %d, "
+						"not '%s'",
+						ISOLATE_MAX_JOBS, optarg);
+				goto out;
+			}
 			break;
 		}
 	}
@@ -420,17 +471,21 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (!jobs)
+		jobs = native_online_cpus() ? native_online_cpus() : 1;
+	char par[160];
+	plan_jobs(s, jobs, par, sizeof(par));
 	double run_s = (double)runner_n_trials(s) *
 		       (double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0;
 	if (runner_uses_sim(s)) {
 		char mach[512];
 
 		scenario_machine_describe(&s->base.machine, mach, sizeof(mach));
-		fprintf(stderr, "iommulab: %s: %zu trials, %.3f s of virtual time on %s; results "
-			"in %s/\n", path, runner_n_trials(s), run_s, mach, dir);
+		fprintf(stderr, "iommulab: %s: %zu trials, %.3f s of virtual time on %s, %s; "
+			"results in %s/\n", path, runner_n_trials(s), run_s, mach, par, dir);
 	} else
-		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s; results in %s/\n", path,
-			runner_n_trials(s), run_s, dir);
+		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s, %s; results in %s/\n",
+			path, runner_n_trials(s), run_s, par, dir);
 	const struct workload_ops *wl = workload_find(s->base.scenario.workload);
 	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && wl && wl->uses_seed &&
 	    !wl->uses_seed(&s->base))
@@ -443,7 +498,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	struct run_options opt = { .out_dir = dir, .progress = on_progress, .arg = &table,
-				   .stop = &stop_requested, .resume = resume != NULL };
+				   .stop = &stop_requested, .resume = resume != NULL, .jobs = jobs };
 	struct run_report rep;
 	int rc = runner_run(s, &opt, &rep, err, sizeof(err));
 	if (rc && rep.trials == rep.resumed) {

@@ -13,13 +13,15 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "run",
 	.fn = cmd_run,
-	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR]\n"
-		 "run --resume RESULTS_DIR",
+	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N]\n"
+		 "run --resume RESULTS_DIR [-j N]",
 	.summary = "run every trial of a scenario; results, summary and graphs go to "
 		   "results/<name>-<time>/ (or DIR)",
 	.help = "Load SCENARIO.ini, check it and every plugin it names, run each trial of\n"
 		"its sweep, print the summary table and render the graphs. Ctrl-C finishes\n"
-		"the trial in progress and keeps the finished ones (twice: stop now).\n"
+		"the trials in progress and keeps the finished ones (twice: stop them now).\n"
+		"-j N runs up to N sim trials at once, each in its own process; a native\n"
+		"trial always runs alone. trials.csv is the same whatever N.\n"
 		"--resume finishes an interrupted run without redoing its finished trials;\n"
 		"it refuses when RESULTS_DIR/scenario.ini or the plugins changed since.",
 	.opts =
@@ -35,6 +37,11 @@ const struct cli_command cli_commands[] = {
 		[RUN_OPT_RESUME] = {"resume", 0, "RESULTS_DIR",
 				    "finish the interrupted run in RESULTS_DIR (no "
 				    "scenario, --set or --out with it)"},
+		[RUN_OPT_JOBS] = {"jobs", 'j', "N",
+				  "run up to N trials at once, each in its own process "
+				  "(default: the online CPUs); native trials never run next "
+				  "to another: each waits until nothing runs, and nothing "
+				  "starts while it runs"},
 	    },
 	.n_opts = RUN_N_OPTS,
 	.exits =

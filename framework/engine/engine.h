@@ -115,6 +115,9 @@ struct engine_ops {
 	/* Publishes job->progress: a trial is stuck when that stops moving, however long the
 	 * host takes; otherwise when it outlives its warm-up, duration and watchdog. */
 	bool publishes_progress;
+	/* Needs the host's cores to itself: its trials never run next to another (run -j
+	 * starts nothing while one runs, and starts one only when nothing else runs). */
+	bool exclusive;
 	/* The figures its results carry about its own work (res->stats), NULL-terminated if
 	 * fewer: the results' layout has a column for each. */
 	const char *stats[ENGINE_MAX_STATS];

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* isolate -- one trial per child process (see isolate.h). */
+/* isolate -- one trial per child process, several at once (see isolate.h). */
 #include "run/isolate.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -22,14 +23,28 @@ struct shared_block {
 	char arena[ARENA_SIZE];
 };
 
-static volatile pid_t current_child;
-/* One block for the whole run, reused by every trial: a result handed back stays valid
- * until the next isolate_trial() call. */
-static struct shared_block *block;
+/* The children in flight, by job slot: what a signal handler kills (isolate_kill_all). */
+static volatile pid_t children[ISOLATE_MAX_JOBS];
 
-int isolate_child_pid(void)
+struct isolate_job {
+	pid_t pid;
+	int slot; /* in children[] */
+	struct shared_block *block;
+	struct isolate_limits lim;
+	uint64_t start, deadline;
+	uint64_t seen_steps, seen_at; /* the child's progress, when it last moved */
+	bool killed, stalled, ended;
+	struct trial_result res;
+	char *strings; /* the result's strings, moved out of the block when the child ended */
+};
+
+void isolate_kill_all(void)
 {
-	return current_child;
+	for (size_t i = 0; i < ISOLATE_MAX_JOBS; i++) {
+		pid_t pid = children[i];
+		if (pid > 0)
+			kill(pid, SIGKILL);
+	}
 }
 
 static const char *keep(struct shared_block *b, const char *s)
@@ -102,77 +117,109 @@ static void child(const struct trial_request *req, struct shared_block *b)
 	_exit(0);
 }
 
-int isolate_trial(const struct trial_request *req, struct trial_result *res,
-		  const struct isolate_limits *lim)
+static int free_slot(void)
 {
-	int status = 0;
-	bool killed = false, stalled = false;
-	uint64_t seen_steps = 0, seen_at;
+	for (int i = 0; i < ISOLATE_MAX_JOBS; i++)
+		if (!children[i])
+			return i;
+	return -1;
+}
 
-	if (!block) {
-		void *p = mmap(NULL, sizeof(*block), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return -errno;
-		block = p;
+int isolate_start(const struct trial_request *req, const struct trial_result *res,
+		  const struct isolate_limits *lim, struct isolate_job **out)
+{
+	int slot = free_slot(), err;
+	struct isolate_job *j;
+
+	if (slot < 0)
+		return -EAGAIN;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	void *p = mmap(NULL, sizeof(*j->block), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto free_job;
 	}
-	struct shared_block *b = block;
-	b->done = 0;
-	b->used = 0;
-	memset(&b->progress, 0, sizeof(b->progress));
-	b->res = *res;
+	j->block = p;
+	j->block->res = *res;
+	j->res = *res;
+	j->lim = *lim;
+	j->slot = slot;
 	fflush(NULL); /* nothing buffered may be written twice */
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		child(req, b);
-
-	current_child = pid;
-	uint64_t start = now_ms(), deadline = lim->limit_ms ? start + lim->limit_ms : UINT64_MAX;
-	seen_at = start;
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		if (w == pid || (w < 0 && errno != EINTR))
-			break;
-		uint64_t now = now_ms();
-		uint64_t steps = __atomic_load_n(&b->progress.steps, __ATOMIC_RELAXED);
-		if (steps != seen_steps) {
-			seen_steps = steps;
-			seen_at = now;
-		}
-		if (!killed && lim->stall_ms && now - seen_at > lim->stall_ms) {
-			kill(pid, SIGKILL);
-			killed = stalled = true;
-		} else if (!killed && now > deadline) {
-			kill(pid, SIGKILL);
-			killed = true;
-		}
-		usleep(2000);
+	j->pid = fork();
+	if (j->pid < 0) {
+		err = -errno;
+		goto unmap;
 	}
-	uint64_t elapsed = now_ms() - start;
-	current_child = 0;
+	if (j->pid == 0)
+		child(req, j->block);
+	children[slot] = j->pid;
+	j->start = now_ms();
+	j->deadline = lim->limit_ms ? j->start + lim->limit_ms : UINT64_MAX;
+	j->seen_at = j->start;
+	*out = j;
+	return 0;
+unmap:
+	munmap(j->block, sizeof(*j->block));
+free_job:
+	free(j);
+	return err;
+}
 
-	if (__atomic_load_n(&b->done, __ATOMIC_ACQUIRE)) {
-		*res = b->res;
-		return 0;
-	}
+static const char *moved(const char *s, const struct shared_block *b, char *to)
+{
+	uintptr_t p = (uintptr_t)s, base = (uintptr_t)b->arena;
+
+	return p >= base && p < base + b->used ? to + (p - base) : s;
+}
+
+/* The child finished trial_run: take its result, with its strings out of the block. */
+static void take_result(struct isolate_job *j)
+{
+	struct shared_block *b = j->block;
+	struct trial_result *r = &j->res;
+
+	*r = b->res;
+	j->strings = malloc(b->used ? b->used : 1);
+	if (!j->strings)
+		return; /* the strings stay in the block, kept until the job is freed */
+	memcpy(j->strings, b->arena, b->used);
+	r->engine = moved(r->engine, b, j->strings);
+	r->device_mode = moved(r->device_mode, b, j->strings);
+	for (uint32_t i = 0; i < r->n_metrics; i++)
+		r->metrics[i].name = moved(r->metrics[i].name, b, j->strings);
+	for (uint32_t i = 0; i < r->n_counters; i++)
+		r->counters[i].name = moved(r->counters[i].name, b, j->strings);
+	for (uint32_t i = 0; i < r->n_phases; i++)
+		r->phases[i].name = moved(r->phases[i].name, b, j->strings);
+	munmap(b, sizeof(*b));
+	j->block = NULL;
+}
+
+/* The child ended without a result: say how. */
+static void failed_result(struct isolate_job *j, int status)
+{
+	struct trial_result *res = &j->res;
+	uint64_t elapsed = now_ms() - j->start;
+
 	res->status = TRIAL_FAILED;
-	if (stalled)
+	if (j->stalled)
 		snprintf(
 		    res->error, sizeof(res->error),
 		    "killed after %.1f s: the simulation made no progress for %.1f s of wall "
 		    "time (stuck at %.3f ms of virtual time, %llu lab.h operations in): a plugin "
 		    "looping without calling lab.h, where the virtual watchdog cannot see it",
-		    (double)elapsed / 1000.0, (double)lim->stall_ms / 1000.0,
-		    (double)__atomic_load_n(&b->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
-		    (unsigned long long)seen_steps);
-	else if (killed)
+		    (double)elapsed / 1000.0, (double)j->lim.stall_ms / 1000.0,
+		    (double)__atomic_load_n(&j->block->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
+		    (unsigned long long)j->seen_steps);
+	else if (j->killed)
 		snprintf(
 		    res->error, sizeof(res->error),
 		    "killed after %.1f s: the trial outlived its duration, warm-up and watchdog "
 		    "(a plugin stuck where neither the watchdog nor a signal could unwind it)",
-		    (double)lim->limit_ms / 1000.0);
+		    (double)j->lim.limit_ms / 1000.0);
 	else if (WIFSIGNALED(status))
 		snprintf(res->error, sizeof(res->error),
 			 "crashed: %s (%s) in the trial's process; the plugin likely touched bad "
@@ -183,5 +230,74 @@ int isolate_trial(const struct trial_request *req, struct trial_result *res,
 		snprintf(res->error, sizeof(res->error),
 			 "the trial's process exited with status %d before finishing",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
+int isolate_poll(struct isolate_job *j, struct trial_result **res)
+{
+	int status = 0;
+
+	if (j->ended)
+		goto ended;
+	pid_t w = waitpid(j->pid, &status, WNOHANG);
+	if (w == j->pid || (w < 0 && errno != EINTR)) {
+		children[j->slot] = 0;
+		j->ended = true;
+		if (__atomic_load_n(&j->block->done, __ATOMIC_ACQUIRE))
+			take_result(j);
+		else
+			failed_result(j, status);
+		goto ended;
+	}
+	uint64_t now = now_ms();
+	uint64_t steps = __atomic_load_n(&j->block->progress.steps, __ATOMIC_RELAXED);
+	if (steps != j->seen_steps) {
+		j->seen_steps = steps;
+		j->seen_at = now;
+	}
+	if (!j->killed && j->lim.stall_ms && now - j->seen_at > j->lim.stall_ms) {
+		kill(j->pid, SIGKILL);
+		j->killed = j->stalled = true;
+	} else if (!j->killed && now > j->deadline) {
+		kill(j->pid, SIGKILL);
+		j->killed = true;
+	}
+	return 0;
+ended:
+	*res = &j->res;
+	return 1;
+}
+
+void isolate_job_free(struct isolate_job *j)
+{
+	if (!j)
+		return;
+	if (!j->ended) {
+		kill(j->pid, SIGKILL);
+		while (waitpid(j->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		children[j->slot] = 0;
+	}
+	if (j->block)
+		munmap(j->block, sizeof(*j->block));
+	free(j->strings);
+	free(j);
+}
+
+int isolate_trial(const struct trial_request *req, struct trial_result *res,
+		  const struct isolate_limits *lim)
+{
+	/* The last result's strings live in its job: kept until the next call. */
+	static struct isolate_job *last;
+	struct trial_result *r;
+	int rc;
+
+	isolate_job_free(last);
+	last = NULL;
+	rc = isolate_start(req, res, lim, &last);
+	if (rc)
+		return rc;
+	while (!isolate_poll(last, &r))
+		usleep(2000);
+	*res = *r;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "run/engines.h"
 #include "run/isolate.h"
@@ -227,23 +228,73 @@ void runner_layout_free(struct results_layout *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* A trial found done when resuming must be the one this scenario would run at its index. */
-static int check_done(const struct results *r, size_t i, size_t point, uint64_t repeat,
-		      const char *plugin, const char *dir, char *err, size_t err_len)
-{
-	const char *f_plugin = results_field(r, i, "plugin");
-	const char *f_point = results_field(r, i, "point");
-	const char *f_repeat = results_field(r, i, "repeat");
+/* One trial of the sweep, in index order, and where it stands. */
+struct trial_slot {
+	uint32_t point, repeat;
+	uint32_t combo;
+	bool exclusive;		     /* its engine runs alone (engine_ops.exclusive) */
+	bool done;		     /* found in trials.csv when resuming, or written now */
+	struct isolate_job *job;     /* in flight or ended, not yet written */
+	struct trial_result *res;    /* ended: the result to write (in job, or inproc) */
+	struct trial_result *inproc; /* run in-process when no child could be started */
+};
 
-	if (f_plugin && f_point && f_repeat && !strcmp(f_plugin, plugin) &&
-	    strtoull(f_point, NULL, 10) == point && strtoull(f_repeat, NULL, 10) == repeat)
-		return 0;
-	snprintf(err, err_len,
-		 "%s/trials.csv row %zu is %s point %s repeat %s, but this scenario's trial %zu is "
-		 "%s point %zu repeat %" PRIu64 ": the scenario changed since the run started",
-		 dir, i + 1, f_plugin ? f_plugin : "?", f_point ? f_point : "?",
-		 f_repeat ? f_repeat : "?", i, plugin, point, repeat);
-	return -EINVAL;
+/* The trials of s in index order: point, then plugin combination, then repeat. */
+static struct trial_slot *trial_slots(const struct scenario *s, const struct scenario_point *points,
+				      size_t n_combos, size_t *n)
+{
+	size_t cap = 0;
+
+	for (size_t pt = 0; pt < scenario_n_points(s); pt++)
+		cap += n_combos * points[pt].cfg.scenario.repeats;
+	struct trial_slot *v = calloc(cap + 1, sizeof(*v));
+	*n = 0;
+	for (size_t pt = 0; v && pt < scenario_n_points(s); pt++) {
+		const struct engine_ops *e = engine_find(points[pt].cfg.scenario.engine);
+		for (size_t k = 0; k < n_combos; k++)
+			for (uint64_t rp = 0; rp < points[pt].cfg.scenario.repeats; rp++)
+				v[(*n)++] = (struct trial_slot){.point = (uint32_t)pt,
+								.repeat = (uint32_t)rp,
+								.combo = (uint32_t)k,
+								.exclusive = e && e->exclusive};
+	}
+	return v;
+}
+
+/*
+ * Mark the trials trials.csv already holds. A row is matched by (point, repeat, plugins), not
+ * by its place: a run stopped at once (Ctrl-C twice) under -j may have written trials past a
+ * gap. Each row must be a trial this scenario runs, once.
+ */
+static int mark_done(const struct results *r, struct trial_slot *t, size_t n,
+		     const struct combo *combo, const char *dir, char *err, size_t err_len)
+{
+	for (size_t i = 0; i < results_n_rows(r); i++) {
+		const char *f_plugin = results_field(r, i, "plugin");
+		const char *f_point = results_field(r, i, "point");
+		const char *f_repeat = results_field(r, i, "repeat");
+		size_t k = n;
+
+		if (f_plugin && f_point && f_repeat) {
+			uint64_t pt = strtoull(f_point, NULL, 10),
+				 rp = strtoull(f_repeat, NULL, 10);
+			for (k = 0; k < n; k++)
+				if (t[k].point == pt && t[k].repeat == rp &&
+				    !strcmp(combo[t[k].combo].label, f_plugin))
+					break;
+		}
+		if (k < n && !t[k].done) {
+			t[k].done = true;
+			continue;
+		}
+		snprintf(err, err_len,
+			 "%s/trials.csv row %zu is %s point %s repeat %s, which this scenario %s: "
+			 "the scenario changed since the run started",
+			 dir, i + 1, f_plugin ? f_plugin : "?", f_point ? f_point : "?",
+			 f_repeat ? f_repeat : "?", k < n ? "runs only once" : "does not run");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static void write_meta(struct results *r, struct results_meta *meta, const char *started,
@@ -258,15 +309,189 @@ static void write_meta(struct results *r, struct results_meta *meta, const char 
 	results_write_summary(r, meta);
 }
 
+/* What runner_run keeps while the sweep runs. */
+struct run_state {
+	const struct scenario *s;
+	const struct run_options *opt;
+	struct run_report *rep;
+	struct results *r;
+	struct results_meta *meta;
+	const char *started;
+	struct combo *combo;
+	struct scenario_point *points;
+	size_t n_points;
+	struct trial_slot *t;
+	size_t n, total, written; /* written: resumed + written now */
+	size_t running;
+	bool exclusive_running;
+	double t0;
+};
+
+/* Start trial i: in a child, or in-process when no child can be started. */
+static void start_trial(struct run_state *st, size_t i)
+{
+	const struct scenario *s = st->s;
+	struct trial_slot *t = &st->t[i];
+	const struct scenario_point *point = &st->points[t->point];
+	const struct combo *cb = &st->combo[t->combo];
+	struct trial_result res;
+
+	memset(&res, 0, sizeof(res));
+	res.index = (uint32_t)i;
+	res.point = t->point;
+	res.repeat = t->repeat;
+	res.plugin = cb->label;
+	res.cpus = (uint32_t)point->cfg.scenario.cpus;
+	res.swept_values = (const char *const *)point->swept_values;
+	res.n_swept = (uint32_t)s->n_axes;
+	/* Each trial its own seed: repeats differ, so their spread is a confidence interval;
+	 * every plugin at a point and repeat gets the same one, so they are compared on the
+	 * same random stream. The seed depends on nothing but (point, repeat): the same
+	 * whatever runs next to it. */
+	struct scenario_cfg tcfg = point->cfg;
+	tcfg.scenario.seed = runner_trial_seed(point->cfg.scenario.seed, t->point, t->repeat);
+	struct trial_request req = {.cfg = &tcfg};
+	if (cb->cmdq >= 0) {
+		req.cmdq = s->cmdq[cb->cmdq].desc;
+		req.cmdq_config = point->plugin_cfgs[cb->cmdq];
+	}
+	if (cb->iova >= 0) {
+		req.iova = s->iova[cb->iova].desc;
+		req.iova_config = point->plugin_cfgs[s->n_cmdq + (size_t)cb->iova];
+	}
+	struct isolate_limits lim;
+	trial_limits(&point->cfg, &lim);
+	if (!isolate_start(&req, &res, &lim, &t->job)) {
+		st->running++;
+		st->exclusive_running |= t->exclusive;
+		return;
+	}
+	t->job = NULL;
+	t->inproc = malloc(sizeof(*t->inproc));
+	if (!t->inproc) {
+		t->done = true; /* skipped, not written: a resume runs it */
+		return;
+	}
+	trial_run(&req, &res, NULL); /* no fork: run in-process */
+	*t->inproc = res;
+	t->res = t->inproc;
+}
+
+/* Check the children in flight; true when one ended. */
+static bool poll_trials(struct run_state *st)
+{
+	bool ended = false;
+
+	for (size_t i = 0; i < st->n && st->running; i++) {
+		struct trial_slot *t = &st->t[i];
+		if (t->job && !t->res && isolate_poll(t->job, &t->res)) {
+			st->running--;
+			if (t->exclusive)
+				st->exclusive_running = false;
+			ended = true;
+		}
+	}
+	return ended;
+}
+
+/* Append trial i's result and report it. */
+static void write_trial(struct run_state *st, size_t i)
+{
+	struct trial_slot *t = &st->t[i];
+	struct run_report *rep = st->rep;
+
+	if (results_append(st->r, t->res) == 0)
+		rep->trials++;
+	rep->failed += t->res->status != TRIAL_OK;
+	st->written++;
+	write_meta(st->r, st->meta, st->started, false, false);
+	if (st->opt->progress) {
+		struct run_progress p = {.done = st->written, .total = st->total, .last = t->res};
+		size_t ran = st->written - rep->resumed;
+		p.elapsed_s = now_s() - st->t0;
+		p.eta_s = p.elapsed_s / (double)ran * (double)(st->total - st->written);
+		st->opt->progress(st->opt->arg, &p);
+	}
+	t->done = true;
+	isolate_job_free(t->job);
+	free(t->inproc);
+	t->job = NULL;
+	t->inproc = NULL;
+	t->res = NULL;
+}
+
+/* May trial i start now? Native trials run alone; the rest up to jobs at a time. */
+static bool may_start(const struct run_state *st, size_t i)
+{
+	if (st->exclusive_running)
+		return false;
+	if (st->t[i].exclusive)
+		return st->running == 0;
+	return st->running < (st->opt->jobs ? st->opt->jobs : 1);
+}
+
+/*
+ * The sweep: start trials in index order as may_start() allows, and write each one that
+ * ended as soon as every trial before it is written, so that trials.csv comes out in the
+ * same order with the same rows whatever the number of jobs. stop = 1: start nothing more,
+ * let the trials in flight end. stop >= 2: stop those too and write what ended.
+ */
+static void run_trials(struct run_state *st)
+{
+	const volatile int *stop = st->opt->stop;
+	size_t next = 0, head = 0;
+
+	for (;;) {
+		bool moved = false;
+
+		while (!(stop && *stop) && next < st->n &&
+		       (st->t[next].done || may_start(st, next))) {
+			if (!st->t[next].done)
+				start_trial(st, next);
+			next++;
+			moved = true;
+		}
+		moved |= poll_trials(st);
+		for (; head < st->n && (st->t[head].done || st->t[head].res); head++)
+			if (!st->t[head].done)
+				write_trial(st, head);
+		if (stop && *stop >= 2)
+			break;
+		/* Stopping with nothing in flight: every trial started has been written. */
+		if (head == st->n || (stop && *stop && !st->running))
+			return;
+		if (!moved)
+			usleep(2000);
+	}
+	/* Stopped at once: what ended is written (past the gaps a resume fills), the rest
+	 * stopped. */
+	poll_trials(st);
+	for (size_t i = head; i < st->n; i++) {
+		struct trial_slot *t = &st->t[i];
+		if (t->res && !t->done) {
+			write_trial(st, i);
+		} else if (t->job) {
+			isolate_job_free(t->job);
+			t->job = NULL;
+		}
+	}
+}
+
 int runner_run(const struct scenario *s, const struct run_options *opt, struct run_report *rep,
 	       char *err, size_t err_len)
 {
-	size_t n_combos, total = runner_n_trials(s), done = 0;
+	size_t n_combos;
 	struct combo *combo = combos(s, &n_combos);
 	struct results_layout layout;
-	struct results_meta meta = { .name = s->base.scenario.name, .scenario_path = s->path };
+	struct results_meta meta = {.name = s->base.scenario.name, .scenario_path = s->path};
 	char started[64];
-	double t0 = now_s();
+	struct run_state st = {.s = s,
+			       .opt = opt,
+			       .rep = rep,
+			       .meta = &meta,
+			       .started = started,
+			       .combo = combo,
+			       .t0 = now_s()};
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));
@@ -277,99 +502,65 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 		snprintf(err, err_len, "out of memory");
 		return rc;
 	}
+	st.points = calloc(scenario_n_points(s) + 1, sizeof(*st.points));
+	if (!st.points) {
+		snprintf(err, err_len, "out of memory");
+		rc = -ENOMEM;
+		goto free_layout;
+	}
+	for (; st.n_points < scenario_n_points(s); st.n_points++) {
+		rc = scenario_point(s, st.n_points, &st.points[st.n_points]);
+		if (rc) {
+			snprintf(err, err_len, "cannot resolve sweep point %zu: %s", st.n_points,
+				 strerror(-rc));
+			goto free_points;
+		}
+	}
+	st.t = trial_slots(s, st.points, n_combos, &st.n);
+	if (!st.t) {
+		snprintf(err, err_len, "out of memory");
+		rc = -ENOMEM;
+		goto free_points;
+	}
+	st.total = st.n;
 	meta.x_key = layout.n_axes ? layout.axes[0] : NULL;
-	struct results *r = opt->resume ? results_resume(opt->out_dir, &layout, err, err_len)
-				    : results_create(opt->out_dir, &layout, err, err_len);
-	if (!r) {
-		runner_layout_free(&layout);
-		free(combo);
-		return -EIO;
+	st.r = opt->resume ? results_resume(opt->out_dir, &layout, err, err_len)
+			   : results_create(opt->out_dir, &layout, err, err_len);
+	if (!st.r) {
+		rc = -EIO;
+		goto free_trials;
 	}
 	iso_now(started, sizeof(started));
 	if (opt->resume) {
-		rep->resumed = results_n_rows(r);
+		rep->resumed = results_n_rows(st.r);
 		rep->trials = rep->resumed;
-		if (rep->resumed > total) {
-			snprintf(err, err_len, "%s/trials.csv has %zu trials, more than this scenario's "
-				 "%zu: it is not this scenario's run", opt->out_dir, rep->resumed, total);
+		if (rep->resumed > st.total) {
+			snprintf(err, err_len,
+				 "%s/trials.csv has %zu trials, more than this scenario's "
+				 "%zu: it is not this scenario's run",
+				 opt->out_dir, rep->resumed, st.total);
 			rc = -EINVAL;
 			goto out;
 		}
+		rc = mark_done(st.r, st.t, st.n, combo, opt->out_dir, err, err_len);
+		if (rc)
+			goto out;
+		st.written = rep->resumed;
 	}
-	write_meta(r, &meta, started, false, false);
-
-	for (size_t pt = 0; pt < scenario_n_points(s) && !rep->interrupted; pt++) {
-		struct scenario_point point;
-		rc = scenario_point(s, pt, &point);
-		if (rc) {
-			snprintf(err, err_len, "cannot resolve sweep point %zu: %s", pt, strerror(-rc));
-			break;
-		}
-		for (size_t k = 0; k < n_combos && !rep->interrupted; k++) {
-			const struct combo *cb = &combo[k];
-			for (uint64_t rp = 0; rp < point.cfg.scenario.repeats; rp++) {
-				if (opt->stop && *opt->stop) {
-					rep->interrupted = true;
-					break;
-				}
-				if (done < rep->resumed) {
-					rc = check_done(r, done, pt, rp, cb->label, opt->out_dir, err,
-							err_len);
-					if (rc) {
-						scenario_point_free(s, &point);
-						goto out;
-					}
-					done++;
-					continue;
-				}
-				struct trial_result res;
-				memset(&res, 0, sizeof(res));
-				res.index = (uint32_t)done;
-				res.point = (uint32_t)pt;
-				res.repeat = (uint32_t)rp;
-				res.plugin = cb->label;
-				res.cpus = (uint32_t)point.cfg.scenario.cpus;
-				res.swept_values = (const char *const *)point.swept_values;
-				res.n_swept = (uint32_t)s->n_axes;
-				/* Each trial its own seed: repeats differ, so their spread is a
-				 * confidence interval; every plugin at a point and repeat gets the
-				 * same one, so they are compared on the same random stream. */
-				struct scenario_cfg tcfg = point.cfg;
-				tcfg.scenario.seed = runner_trial_seed(point.cfg.scenario.seed, pt, rp);
-				struct trial_request req = { .cfg = &tcfg };
-				if (cb->cmdq >= 0) {
-					req.cmdq = s->cmdq[cb->cmdq].desc;
-					req.cmdq_config = point.plugin_cfgs[cb->cmdq];
-				}
-				if (cb->iova >= 0) {
-					req.iova = s->iova[cb->iova].desc;
-					req.iova_config = point.plugin_cfgs[s->n_cmdq + (size_t)cb->iova];
-				}
-				struct isolate_limits lim;
-				trial_limits(&point.cfg, &lim);
-				if (isolate_trial(&req, &res, &lim))
-					trial_run(&req, &res, NULL); /* no fork: run in-process */
-				if (results_append(r, &res) == 0)
-					rep->trials++;
-				rep->failed += res.status != TRIAL_OK;
-				done++;
-				write_meta(r, &meta, started, false, false);
-				if (opt->progress) {
-					struct run_progress p = { .done = done, .total = total,
-								  .last = &res };
-					p.elapsed_s = now_s() - t0;
-					p.eta_s = p.elapsed_s / (double)done * (double)(total - done);
-					opt->progress(opt->arg, &p);
-				}
-			}
-		}
-		scenario_point_free(s, &point);
-	}
+	write_meta(st.r, &meta, started, false, false);
+	run_trials(&st);
 out:
 	if (opt->stop && *opt->stop)
 		rep->interrupted = true;
-	write_meta(r, &meta, started, true, rep->interrupted);
-	results_close(r);
+	write_meta(st.r, &meta, started, true, rep->interrupted);
+	results_close(st.r);
+free_trials:
+	free(st.t);
+free_points:
+	for (size_t i = 0; i < st.n_points; i++)
+		scenario_point_free(s, &st.points[i]);
+	free(st.points);
+free_layout:
 	runner_layout_free(&layout);
 	free(combo);
 	return rc;

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * runner -- run a whole scenario: every sweep point x plugin x repeat, in that order, each
- * trial appended to the results directory as soon as it ends. A stop request (Ctrl-C) ends
- * the run after the trial in progress; everything finished is kept.
+ * runner -- run a whole scenario: every sweep point x plugin x repeat, up to opt->jobs trials
+ * at once (each in its own child), each trial appended to the results directory, in that
+ * order, as soon as every trial before it is there: the rows and numbers are the same
+ * whatever the number of jobs. A trial whose engine is exclusive (native) runs alone. A stop
+ * request (Ctrl-C, *stop = 1) starts nothing more and lets the trials in flight end; *stop >= 2
+ * stops those too. Everything finished is kept.
  */
 #ifndef IOMMULAB_RUNNER_H
 #define IOMMULAB_RUNNER_H
@@ -25,8 +28,11 @@ struct run_options {
 	/* Called after each trial (may print). */
 	void (*progress)(void *arg, const struct run_progress *p);
 	void *arg;
-	volatile int *stop;	/* set asynchronously to stop after the current trial */
+	volatile int *stop;	/* set asynchronously: 1 = start no more trials, 2 = stop now */
 	bool resume;		/* out_dir holds an interrupted run of this scenario: finish it */
+	/* Trials in flight at once, each in its child (0 is 1); an exclusive engine's trial
+	 * (native) still runs alone. */
+	unsigned jobs;
 };
 
 struct run_report {

@@ -341,7 +341,7 @@ static bool fixed_per_scenario(const char *section, const char *key)
 {
 	/* machine.preset is applied once, under the keys: a point cannot change it */
 	return (!strcmp(section, "scenario") &&
-		(!strcmp(key, "name") || !strcmp(key, "workload") || !strcmp(key, "engine"))) ||
+		(!strcmp(key, "name") || !strcmp(key, "workload"))) ||
 	       (!strcmp(section, "machine") && !strcmp(key, "preset"));
 }
 

@@ -45,7 +45,7 @@ static_assert(SCENARIO_MAX_LINE == INI_MAX_LINE - 1, "SCENARIO_MAX_LINE follows 
 #define R_UNKNOWN_PLUGIN	"unknown %s plugin '%s'"
 #define R_WRONG_KIND		"plugin '%s' is of kind %s, not %s"
 #define R_BAD_PLUGIN		"plugin '%s': %s"
-#define R_NOT_SWEEPABLE		"cannot be swept (name, workload and engine are fixed for a scenario)"
+#define R_NOT_SWEEPABLE		"cannot be swept (name and workload are fixed for a scenario)"
 #define R_SECTION_NOT_SWEEPABLE "[%s] cannot be swept"
 #define R_SWEPT_TWICE		"swept twice (first on line %d)"
 #define R_SET_SYNTAX		"expected section.key=value"

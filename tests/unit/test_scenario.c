@@ -327,8 +327,7 @@ Test(scenario, missing_plugins_for_the_workload, .timeout = 5)
 Test(scenario, sweep_errors, .timeout = 5)
 {
 	static const char *const exp[] = {
-		":3: [sweep] workload: cannot be swept (name, workload and engine are fixed for a "
-		"scenario)",
+		":3: [sweep] workload: cannot be swept (name and workload are fixed for a scenario)",
 		":4: [sweep] smmu.queu_shift: unknown key, did you mean 'smmu.queue_shift'?",
 		":5: [sweep] smmu.queue_shift: 70 not in [3, 20]",
 		":6: [sweep] smmus.msi: unknown section 'smmus', did you mean 'smmu'?",

@@ -390,6 +390,7 @@ const struct engine_ops native_engine = {
 	.name = "native",
 	.kind = ENGINE_NATIVE,
 	.binding = ENGINE_BINDING_NATIVE,
+	.exclusive = true, /* pinned threads measuring real time: other trials would skew it */
 	.prepare = native_prepare,
 	.run = native_run,
 };
