@@ -47,6 +47,7 @@ struct trial {
 	struct lab_counter counters[2 * LAB_MAX_COUNTERS]; /* the cmdq plugin's, then the iova's */
 	uint32_t n_counters;
 	uint32_t iova_counter_off;
+	uint32_t iova_phase_off; /* the iova plugin's phases follow the cmdq plugin's */
 	struct engine_result eres;
 	const char *phase_names[LAB_MAX_PHASES];
 	uint32_t n_phases;
@@ -169,6 +170,8 @@ static int setup_workload(struct trial *t, struct trial_result *res)
 	if (w->needs & WORKLOAD_NEEDS_IOVA) {
 		struct iova_wl_params p;
 		workload_iova_params(w, t->cfg, &p);
+		p.phase_off = t->iova_phase_off;
+		p.n_phases = t->req->iova->n_phases;
 		t->iwl = iova_wl_new(t->iops, t->istate, slowpath_domain(t->sp), t->ncpus, &p,
 				     t->tick_ns, t->iova_counter_off);
 		if (!t->iwl)
@@ -203,6 +206,7 @@ static int setup(struct trial *t, struct trial_result *res)
 	if (t->cops)
 		add_plugin_tables(t, t->req->cmdq);
 	t->iova_counter_off = t->n_counters;
+	t->iova_phase_off = t->n_phases - 1;
 	if (t->iops)
 		add_plugin_tables(t, t->req->iova);
 	t->env = host_env_new(t->ncpus, t->n_counters, t->cfg->scenario.phases);

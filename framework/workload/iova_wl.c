@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/host.h"
+
 struct range {
 	uint64_t pfn, size;
 	uint64_t due; /* irq: when the I/O completes and the range may be freed */
@@ -64,14 +66,45 @@ static uint64_t pick_size(struct iova_wl *wl, struct iova_ring *r)
 }
 
 /*
- * In the dma workload a CPU runs two plugins, each counting into its own slots: point the
- * CPU's counters at the iova plugin's while it runs, and back.
+ * A call into the iova plugin, bracketed for its counters and its phases. In the dma
+ * workload a CPU runs two plugins, each counting into its own slots: the CPU's counters
+ * point at the iova plugin's while it runs, and back. Its lab_phase(c, k) marks land in the
+ * CPU's slot k, which in the dma workload is the cmdq plugin's: those are set aside for the
+ * call and the plugin's time moved to its own slots (phase_off + k) afterwards. The time in
+ * the plugin outside its marks is "other", as for the cmdq plugin (host_cpu_enter_plugin).
  */
-static uint64_t *counters_enter(struct iova_wl *wl, struct lab_cpu *c)
+struct plugin_call {
+	uint64_t *counters;
+	uint64_t stash[LAB_MAX_PHASES];
+};
+
+static void plugin_enter(struct iova_wl *wl, struct lab_cpu *c, struct plugin_call *pc)
 {
-	uint64_t *save = c->counters;
-	c->counters = save + wl->counter_off;
-	return save;
+	uint32_t n = wl->p.n_phases;
+
+	pc->counters = c->counters;
+	c->counters = pc->counters + wl->counter_off;
+	if (!c->phases_on)
+		return;
+	for (uint32_t k = 1; wl->p.phase_off && k <= n && k < LAB_MAX_PHASES; k++) {
+		pc->stash[k] = c->phase_ns[k];
+		c->phase_ns[k] = 0;
+	}
+	host_cpu_enter_plugin(c, lab_now(c));
+}
+
+static void plugin_leave(struct iova_wl *wl, struct lab_cpu *c, struct plugin_call *pc)
+{
+	uint32_t n = wl->p.n_phases, off = wl->p.phase_off;
+
+	c->counters = pc->counters;
+	if (!c->phases_on)
+		return;
+	host_cpu_leave_plugin(c, lab_now(c));
+	for (uint32_t k = 1; off && k <= n && off + k < LAB_MAX_PHASES; k++) {
+		c->phase_ns[off + k] += c->phase_ns[k];
+		c->phase_ns[k] = pc->stash[k];
+	}
 }
 
 /*
@@ -190,7 +223,10 @@ void iova_wl_free(struct iova_wl *wl)
 
 uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size)
 {
-	uint64_t pfn = 0, *save = counters_enter(wl, c);
+	uint64_t pfn = 0;
+	struct plugin_call pc;
+
+	plugin_enter(wl, c, &pc);
 
 	/* iommu_dma_alloc_iova(): below 4 GiB first while the workaround holds. */
 	if (__atomic_load_n(&wl->try32, __ATOMIC_RELAXED)) {
@@ -202,16 +238,17 @@ uint64_t iova_wl_alloc(struct iova_wl *wl, struct lab_cpu *c, uint64_t size)
 		pfn = wl->ops->alloc(c, wl->state, size, wl->limit_pfn, true);
 	if (!pfn)
 		__atomic_add_fetch(&wl->failures, 1, __ATOMIC_RELAXED);
-	c->counters = save;
+	plugin_leave(wl, c, &pc);
 	return pfn;
 }
 
 void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uint64_t size)
 {
-	uint64_t *save = counters_enter(wl, c);
+	struct plugin_call pc;
 
+	plugin_enter(wl, c, &pc);
 	wl->ops->free(c, wl->state, pfn, size);
-	c->counters = save;
+	plugin_leave(wl, c, &pc);
 }
 
 void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c)
@@ -223,9 +260,10 @@ void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c)
 	if (!wl->next_tick)
 		wl->next_tick = now + wl->tick_ns;
 	if (now >= wl->next_tick) {
-		uint64_t *save = counters_enter(wl, c);
+		struct plugin_call pc;
+		plugin_enter(wl, c, &pc);
 		wl->ops->tick(c, wl->state);
-		c->counters = save;
+		plugin_leave(wl, c, &pc);
 		wl->next_tick = now + wl->tick_ns;
 	}
 }

@@ -43,12 +43,12 @@ struct iova_wl_params {
 	uint32_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
 	uint32_t submit_cpus; /* irq: jobs (0: every CPU) */
 	uint64_t io_ns;	      /* irq: allocation to completion (the I/O's device time) */
-	double io_jitter;
-	uint64_t migrate_ns;
-	    /* irq: a job moves to a seeded random CPU this often (0: never) */ /* irq: io_ns drawn
-										   from io_ns x [1 -
-										   j, 1 + j] */
+	double io_jitter;     /* irq: io_ns drawn from io_ns x [1 - j, 1 + j] */
+	uint64_t migrate_ns;  /* irq: a job moves to a seeded random CPU this often (0: never) */
 	uint64_t seed;
+	/* The plugin's phases in the trial's table: its phase k (1..n_phases) is the trial's
+	 * phase phase_off + k (after the cmdq plugin's, in the dma workload). */
+	uint32_t phase_off, n_phases;
 };
 
 struct iova_wl;

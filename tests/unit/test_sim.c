@@ -849,6 +849,44 @@ Test(sim_trial, dma_runs_on_virtual_cpus_deterministically, .timeout = 60)
 		cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s", a.counters[k].name);
 }
 
+/*
+ * The phase breakdown of a dma trial: both plugins mark phases, each in its own slots, and
+ * only time inside a plugin is charged, so every phase together never exceeds the op
+ * latencies (map + unmap) it is part of, and each plugin's named phases get time.
+ */
+Test(sim_trial, dma_phases_stay_inside_the_plugins_time, .timeout = 60)
+{
+	char ccfg[4096] = { 0 }, icfg[4096] = { 0 };
+	const struct lab_plugin *cq = load_kind("cmdq", "cmpxchg");
+	const struct lab_plugin *io = load_kind("iova", "fixed_depot");
+	struct scenario_cfg cfg;
+	struct trial_result r;
+
+	plugin_defaults(cq, ccfg, sizeof(ccfg));
+	plugin_defaults(io, icfg, sizeof(icfg));
+	iova_cfg(&cfg, WORKLOAD_DMA, 8);
+	cfg.scenario.phases = true;
+	struct trial_request req = { .cfg = &cfg, .cmdq = cq, .cmdq_config = ccfg,
+				     .iova = io, .iova_config = icfg };
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	cr_assert_eq(r.n_phases, 1 + cq->n_phases + io->n_phases);
+	double total = 0, op = 0;
+	for (uint32_t p = 0; p < r.n_phases; p++)
+		total += r.phases[p].ns_per_op;
+	for (uint32_t m = 0; m < r.n_metrics; m++)
+		op += r.metrics[m].lat.mean;
+	cr_assert_gt(total, 0);
+	cr_assert_leq(total, op * 1.001, "phases add up to %.0f ns per op, the op to %.0f", total,
+		      op);
+	double iova_named = 0;
+	for (uint32_t p = 1 + cq->n_phases; p < r.n_phases; p++)
+		iova_named += r.phases[p].ns_per_op;
+	cr_assert_gt(iova_named, 0, "the iova plugin's phases got no time");
+	cr_assert_str_eq(r.phases[1 + cq->n_phases].name, io->phases[0]);
+}
+
 /* ---- the [machine] presets -------------------------------------------------------------- */
 
 /* Load an INI written to a temporary file (no plugins: the micro workload needs none). */
