@@ -143,6 +143,12 @@ const char *cli_plot_dir(void);
 /* Render the graphs of a results dir and print where they are. 0 or an exit status. */
 int cli_render_plots(const char *dir);
 
+/* The summary table of the run in dir (its trials.csv, repeats folded by results/aggregate):
+ * one line per sweep point and plugin. 0, or -1 with the reason printed. */
+struct scenario;
+struct lab_clock;
+int cli_print_summary(const char *dir, const struct scenario *s, const struct lab_clock *clk);
+
 void cli_print_diags(const struct diag_list *d, const char *prefix);
 
 int cmd_run(int argc, char **argv, struct cli_common *c);

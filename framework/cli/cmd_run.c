@@ -67,48 +67,11 @@ static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_
 		snprintf(text, len, "up to %u at a time (-j %u)", jobs, jobs);
 }
 
-/* One line of the summary table: a (point, plugin) with its repeats averaged. */
-struct row {
-	char label[160]; /* plugin + swept values */
-	uint32_t cpus;
-	size_t n, failed;
-	double ops_s, p50, p99, syncs, harness;
-	char error[TRIAL_ERR_LEN];
-};
-
+/* What the progress callback needs: where to print, and the axes' names for the labels. */
 struct table {
-	struct row *rows;
-	size_t n, cap;
 	bool tty;
 	const struct scenario *s;
 };
-
-static struct row *find_row(struct table *t, const char *label)
-{
-	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->rows[i].label, label))
-			return &t->rows[i];
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 32;
-		struct row *v = realloc(t->rows, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		t->rows = v;
-		t->cap = cap;
-	}
-	struct row *r = &t->rows[t->n++];
-	memset(r, 0, sizeof(*r));
-	snprintf(r->label, sizeof(r->label), "%s", label);
-	return r;
-}
-
-static double counter_per_op(const struct trial_result *t, const char *name)
-{
-	for (uint32_t i = 0; i < t->n_counters; i++)
-		if (!strcmp(t->counters[i].name, name))
-			return t->counters[i].per_op;
-	return 0;
-}
 
 /*
  * A CPU that completed under a tenth of the busiest CPU's ops (or none) was starved: the
@@ -132,22 +95,6 @@ static void on_progress(void *arg, const struct run_progress *p)
 	for (uint32_t i = 0; i < tr->n_swept && off < (int)sizeof(label); i++)
 		off += snprintf(label + off, sizeof(label) - (size_t)off, " %s=%s", t->s->axes[i].key,
 				tr->swept_values[i]);
-	struct row *r = find_row(t, label);
-	if (r) {
-		r->cpus = tr->cpus;
-		if (tr->status == TRIAL_OK) {
-			size_t k = r->n - r->failed + 1; /* running means over ok repeats */
-			r->ops_s += (tr->ops_per_sec - r->ops_s) / (double)k;
-			r->p50 += ((double)tr->metrics[0].lat.p50 - r->p50) / (double)k;
-			r->p99 += ((double)tr->metrics[0].lat.p99 - r->p99) / (double)k;
-			r->syncs += (counter_per_op(tr, "dev_syncs") - r->syncs) / (double)k;
-			r->harness += (counter_per_op(tr, "harness_ns") - r->harness) / (double)k;
-		} else {
-			r->failed++;
-			snprintf(r->error, sizeof(r->error), "%s", tr->error);
-		}
-		r->n++;
-	}
 	if (tr->status != TRIAL_OK)
 		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
 			tr->index, label, tr->error);
@@ -164,33 +111,6 @@ static void on_progress(void *arg, const struct run_progress *p)
 		if (p->done == p->total)
 			fputc('\n', stderr);
 	}
-}
-
-static void print_table(const struct table *t, const struct lab_clock *clk)
-{
-	printf("\n%-40s %5s %12s %10s %10s %9s  %s\n", "plugin / point", "cpus", "ops/s",
-	       "p50 ns", "p99 ns", "syncs/op", "status");
-	for (size_t i = 0; i < t->n; i++) {
-		const struct row *r = &t->rows[i];
-		if (r->failed == r->n) {
-			printf("%-40s %5u %12s %10s %10s %9s  FAILED: %s\n", r->label, r->cpus, "-",
-			       "-", "-", "-", r->error);
-			continue;
-		}
-		printf("%-40s %5u %12.0f %10.0f %10.0f %9.2f  %s\n", r->label, r->cpus, r->ops_s,
-		       r->p50, r->p99, r->syncs, r->failed ? "some repeats failed" : "ok");
-	}
-	for (size_t i = 0; i < t->n; i++) {
-		const struct row *r = &t->rows[i];
-		if (!strncmp(r->label, "null", 4) && (r->label[4] == ' ' || !r->label[4]) &&
-		    r->n > r->failed) {
-			printf("\nharness overhead (null plugin, %s): %.1f ns per op in issue() "
-			       "(timestamp pair), %.1f ns per op around it (loop, tags, histogram)\n",
-			       r->label, r->p50, r->harness);
-			break;
-		}
-	}
-	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
 }
 
 /* plugins.txt: kind, name, version and ABI of every plugin the scenario uses. */
@@ -508,7 +428,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	if (rep.resumed)
 		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
 			rep.resumed, rep.trials - rep.resumed);
-	print_table(&table, &clk);
+	cli_print_summary(dir, s, &clk);
 	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
 	cli_render_plots(dir);
 	if (rep.interrupted) {
@@ -523,7 +443,6 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		status = EXIT_OK;
 	}
 out:
-	free(table.rows);
 	scenario_free(s);
 	registry_free(&reg);
 	diag_clear(&diags);
