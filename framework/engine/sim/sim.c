@@ -28,158 +28,13 @@
 #include "engine/host.h"
 #include "engine/sim/ctx.h"
 
-#define NEVER UINT64_MAX
-#define PS_PER_NS 1000u
-#define STACK_SIZE (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
-#define SHARER_WORDS (SIM_MAX_CPUS / 64)
-#define LINES_MIN_BITS 14
-#define RECENT 4 /* lines a spin-wait's condition may read besides the watched one */
+#include "engine/sim/sim_internal.h"
 
-enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
-enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
-enum access { ACC_LOAD, ACC_STORE, ACC_RMW };
-
-struct sim_line {
-	uintptr_t tag;	     /* address >> 6; 0: empty slot */
-	uint64_t busy_until; /* ps: the line serves the next transfer from here on */
-	int32_t owner;	     /* CPU holding it exclusive, or LINE_* */
-	uint32_t waiters;    /* first sleeping CPU + 1; 0: none */
-	uint32_t last_rmw;   /* the CPU + 1 that did the last read-modify-write; 0: none */
-	bool contended;	     /* atomics from two CPUs have met here (adaptive: far from now on) */
-	uint16_t n_watchers; /* CPUs whose parked wait also read this line (watchers) */
-	bool w_set;	     /* w_*: the last write priced on the line, until it takes effect */
-	uint8_t w_off;	     /* its word's byte offset in the line */
-	uint64_t w_val;	     /* the value it leaves there */
-	uint64_t w_at;	     /* ps: when it takes effect (its writer's completion) */
-	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
-	uint64_t watchers[SHARER_WORDS];
-};
-
-/*
- * A store or read-modify-write as the model prices it: which word, and what it does, so the
- * value the line will hold once it has taken effect is known before it has (a far CAS's
- * outcome is decided by the value the home holds when it serves it).
- */
-struct sim_write {
-	const void *p;
-	uint32_t size; /* 4 or 8 */
-	int op;	       /* enum lab_sim_rmw; SIM_STORE: a plain store of a */
-	uint64_t a, b;
-};
-
-#define SIM_STORE (-1)
-
-struct sim_cpu {
-	uint64_t clock;	   /* ps */
-	uint64_t deadline; /* ps: watchdog, last progress + watchdog */
-	struct sim *sim;
-	struct lab_cpu *c;
-	uint32_t id;
-	uint32_t state;
-	uint32_t next_waiter;	/* next CPU + 1 sleeping on the same line */
-	uint32_t watch_size;	/* 4 or 8; 0: wake on any write to the line only */
-	bool read_agent;	/* read a device register since its last park or op */
-	/*
-	 * The lines this CPU loaded last, newest at recent[(n_recent - 1) % RECENT]: at a
-	 * park, those loaded after the watched word are what its condition read besides it.
-	 */
-	uintptr_t recent[RECENT];
-	uint32_t n_recent;
-	uint32_t n_extra;
-	uintptr_t extra[RECENT]; /* parked: the other lines whose write wakes it (tags) */
-	bool agent_waiter;	/* parked with read_agent: the device's progress wakes it too */
-	const void *watch;	/* the word it sleeps on */
-	uint64_t watch_val;	/* the value it last saw there */
-	bool far_seen;		/* its last rmw was a CAS that failed on a miss: it returns far_val */
-	uint64_t far_val;	/* the value the line held when that CAS was served */
-	uint64_t t_measure, t_stop; /* ps */
-	struct engine_cpu_result *res;
-	struct sim_ctx ctx;
-};
-
-
-struct sim {
-	const struct engine_job *job;
-	uint64_t local_ps, atomic_ps, op_ps, home_ps, poll_ps;
-	uint64_t home_hold_ps; /* a far atomic's hold of the line at the home; 0: occupancy x trip */
-	uint64_t cas_hold_ps;  /* ...of a far CAS that succeeds; 0: home_hold_ps */
-	double occupancy;
-	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
-	bool far;	/* every atomic miss runs at the home */
-	bool adaptive;	/* ...only when another CPU did the line's last atomic */
-	uint32_t ncpus;
-	uint32_t *lat_ps; /* ncpus x ncpus */
-	struct sim_cpu *cpus;
-	uint64_t *heap; /* keys: clock << KEY_ID_BITS | id */
-	uint32_t heap_n;
-	struct sim_line *lines;
-	size_t lines_n, lines_mask;
-	uint32_t lines_bits;
-	uint64_t lines_gen; /* bumped when the table moves (line pointers go stale) */
-	struct sim_cpu *cur;
-	struct sim_ctx main_ctx;
-	const struct sim_agent *agent;
-	uint64_t agent_due;	/* ps: the agent's next_due as last read */
-	bool agent_stale;	/* host code ran on a CPU since: it may have moved agent_due */
-	/*
-	 * ps: nothing but the running CPU can happen before this (the run queue's head, the
-	 * agent's due time; 0 forces the full check). The running CPU carries on without
-	 * looking at anything else while its clock is below it: the common case is one compare.
-	 */
-	uint64_t horizon;
-	uint64_t agent_progress;
-	bool in_agent;
-	uint64_t agent_now; /* ps, while in_agent */
-	uint64_t t_measure, t_stop, watchdog; /* ps */
-	uint32_t n_live;
-	bool hung, failed, oom;
-	bool measure_started; /* job->on_measure called */
-	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
-	char why[TRIAL_ERR_LEN];
-	struct sim_stats st;
-};
-
-/* The simulation this host thread is running (one at a time per thread). */
-static _Thread_local struct sim *cur_sim;
-
-static uint64_t ns_to_ps(double ns)
-{
-	return ns <= 0 ? 0 : (uint64_t)(ns * PS_PER_NS + 0.5);
-}
-
-static uint64_t due_to_ps(uint64_t ns)
-{
-	return ns >= NEVER / PS_PER_NS ? NEVER : ns * PS_PER_NS;
-}
+_Thread_local struct sim *cur_sim;
 
 /* ---- the run queue: a binary heap of (clock, id) packed in one word ------------------------ */
 
-/*
- * One compare per step instead of two (clock, then id) is what makes the sift cheap: the
- * heap is walked on nearly every switch. The clock keeps 56 bits of picoseconds (20 hours of
- * virtual time), the id the low 8 (SIM_MAX_CPUS).
- */
-#define KEY_ID_BITS 8
-#define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
-
-_Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a heap key");
-
-static inline uint64_t key_of(uint64_t clock, uint32_t id)
-{
-	return (clock < KEY_CLOCK_MAX ? clock : KEY_CLOCK_MAX) << KEY_ID_BITS | id;
-}
-
-static inline uint64_t key_clock(uint64_t key)
-{
-	return key >> KEY_ID_BITS;
-}
-
-static inline uint32_t key_id(uint64_t key)
-{
-	return (uint32_t)(key & ((1u << KEY_ID_BITS) - 1));
-}
-
-static void heap_push(struct sim *s, uint64_t clock, uint32_t id)
+void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id)
 {
 	uint32_t i = s->heap_n++;
 	uint64_t e = key_of(clock, id);
@@ -220,7 +75,7 @@ static void heap_sift_down(uint64_t *heap, uint32_t n, uint64_t e)
 	heap[i] = e;
 }
 
-static uint64_t heap_pop(struct sim *s)
+uint64_t sim_heap_pop(struct sim *s)
 {
 	uint64_t top = s->heap[0], last = s->heap[--s->heap_n];
 
@@ -246,7 +101,7 @@ static inline size_t line_hash(const struct sim *s, uintptr_t tag)
 	return (size_t)(((uint64_t)tag * 0x9e3779b97f4a7c15ull) >> (64 - s->lines_bits));
 }
 
-static int lines_alloc(struct sim *s, uint32_t bits)
+int sim_lines_alloc(struct sim *s, uint32_t bits)
 {
 	struct sim_line *old = s->lines;
 	size_t old_cap = old ? s->lines_mask + 1 : 0;
@@ -292,7 +147,7 @@ static struct sim_line *line_of(struct sim *s, const void *p)
 			s->lines_n++;
 			return l;
 		}
-		if (lines_alloc(s, s->lines_bits + 1)) {
+		if (sim_lines_alloc(s, s->lines_bits + 1)) {
 			/* Out of memory mid-run: fail the trial rather than corrupt the table. */
 			s->oom = true;
 			abort();
@@ -638,7 +493,7 @@ static void make_runnable(struct sim *s, struct sim_cpu *x, uint64_t now)
 	x->agent_waiter = false;
 	x->clock = x->clock > now ? x->clock : now;
 	x->state = CPU_RUNNABLE;
-	heap_push(s, x->clock, x->id);
+	sim_heap_push(s, x->clock, x->id);
 }
 
 /* A line that parked CPUs' conditions read was written: wake them to look again. */
@@ -729,7 +584,7 @@ static inline void update_horizon(struct sim *s)
  * device when it is due no later than every CPU, else the earliest CPU. Returns when me is
  * the earliest again (never, when me is parked for good or done).
  */
-static void schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
+void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 {
 	for (;;) {
 		uint64_t due = agent_due(s);
@@ -756,14 +611,14 @@ static void schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 		}
 		uint32_t next;
 		if (me_runnable) {
-			next = key_id(heap_replace_top(s, me->clock, me->id));
+			next = sim_key_id(heap_replace_top(s, me->clock, me->id));
 			me->state = CPU_RUNNABLE;
 			switch_to(s, me, &s->cpus[next]);
 			device_wakeups(s, me->clock);
 			update_horizon(s);
 			return;
 		}
-		next = key_id(heap_pop(s));
+		next = sim_key_id(sim_heap_pop(s));
 		if (next == me->id) { /* woken by the device while parking */
 			me->state = CPU_RUNNING;
 			update_horizon(s);
@@ -788,7 +643,7 @@ static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
 	if ((!s->heap_n || s->heap[0] > key_of(me->clock, me->id)) &&
 	    agent_due(s) > me->clock && !s->hung)
 		return;
-	schedule(s, me, true);
+	sim_schedule(s, me, true);
 }
 
 static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, uint64_t seen)
@@ -828,7 +683,7 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	me->state = CPU_PARKED;
 	s->st.parks++;
 	count_op(s);
-	schedule(s, me, false);
+	sim_schedule(s, me, false);
 	me->watch = NULL;
 }
 
@@ -1021,257 +876,3 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 /* The widths lab.h's atomics table is made for: one load, store and rmw entry each. */
 LAB_ATOMIC_WIDTHS(SIM_DEFINE_ACCESS)
 
-/* ---- the virtual clock seen by natively built host code ------------------------------------- */
-
-static uint64_t sim_clock_now(const struct lab_clock *clk)
-{
-	struct sim *s = cur_sim;
-
-	(void)clk;
-	if (!s)
-		return 0;
-	if (s->in_agent)
-		return s->agent_now / PS_PER_NS;
-	/* Host code on a virtual CPU (a device register, the workload): it may move the
-	 * device's due time next, so read it again at the next check. */
-	s->agent_stale = true;
-	return s->cur ? s->cur->clock / PS_PER_NS : 0;
-}
-
-static void sim_clock_delay(struct lab_cpu *c, uint64_t ns)
-{
-	lab_sim_delay(c, ns);
-	cur_sim->agent_stale = true;
-}
-
-/* ---- the CPUs' loop (engine/cpu_loop.h) in virtual time ------------------------------------- */
-
-static enum engine_phase cpu_phase(void *ctx)
-{
-	struct sim_cpu *me = ctx;
-	struct sim *s = me->sim;
-
-	if (s->job->ops_per_cpu)
-		return ENGINE_MEASURE; /* measuring from the start, until the count is done */
-	if (me->clock >= s->t_stop)
-		return ENGINE_STOP;
-	return me->clock >= s->t_measure ? ENGINE_MEASURE : ENGINE_WARMUP;
-}
-
-/* The first CPU to start measuring marks the engine's own figures' start. */
-static void cpu_measure_started(void *ctx)
-{
-	struct sim_cpu *me = ctx;
-	struct sim *s = me->sim;
-
-	me->t_measure = me->clock;
-	if (!s->measure_started) {
-		s->measure_started = true;
-		s->lab_ops_at_measure = s->st.lab_ops;
-		s->misses_at_measure = s->st.misses;
-		if (s->job->on_measure)
-			s->job->on_measure(s->job->measure_arg);
-	}
-}
-
-static void cpu_before_op(void *ctx)
-{
-	((struct sim_cpu *)ctx)->read_agent = false;
-}
-
-static void cpu_after_op(void *ctx, int rc)
-{
-	(void)ctx;
-	(void)rc;
-}
-
-/* Nothing to do this time: let virtual time move, as an idle poll would. */
-static void cpu_idle(void *ctx)
-{
-	struct sim_cpu *me = ctx;
-	struct sim *s = me->sim;
-
-	lab_sim_delay(me->c, s->poll_ps / PS_PER_NS ? s->poll_ps / PS_PER_NS : 1);
-}
-
-static void cpu_failed(void *ctx)
-{
-	struct sim *s = ((struct sim_cpu *)ctx)->sim;
-
-	s->failed = true;
-	s->horizon = 0;
-}
-
-static void cpu_done(void *ctx)
-{
-	struct sim_cpu *me = ctx;
-
-	me->deadline = me->clock + me->sim->watchdog;
-}
-
-static const struct engine_cpu_hooks sim_hooks = {
-	.phase = cpu_phase,
-	.measure_started = cpu_measure_started,
-	.before_op = cpu_before_op,
-	.after_op = cpu_after_op,
-	.idle = cpu_idle,
-	.failed = cpu_failed,
-	.done = cpu_done,
-};
-
-static void cpu_main(void *arg)
-{
-	struct sim_cpu *me = arg;
-	struct sim *s = me->sim;
-
-	me->t_measure = me->clock;
-	engine_cpu_loop(s->job, me->c, me->res, &sim_hooks, me);
-	me->t_stop = me->clock;
-	me->state = CPU_DONE;
-	s->n_live--;
-	schedule(s, me, false);
-}
-
-/* ---- setup ----------------------------------------------------------------------------------- */
-
-static int build_latencies(struct sim *s, const struct scenario_machine *m,
-			   const struct sim_topology *topo)
-{
-	uint32_t n = s->ncpus;
-
-	s->lat_ps = malloc(sizeof(*s->lat_ps) * n * n);
-	if (!s->lat_ps)
-		return -ENOMEM;
-	for (uint32_t a = 0; a < n; a++) {
-		for (uint32_t b = 0; b < n; b++) {
-			double ns = m->line_ns;
-			if (a == b)
-				ns = 0;
-			else if (topo && topo->n && a / topo->n == b / topo->n)
-				ns = topo->lat[(a % topo->n) * topo->n + b % topo->n];
-			else if (topo && topo->n)
-				ns = topo->max;
-			s->lat_ps[(size_t)a * n + b] = (uint32_t)ns_to_ps(ns);
-		}
-	}
-	return 0;
-}
-
-static void sim_free(struct sim *s)
-{
-	if (!s)
-		return;
-	for (uint32_t i = 0; s->cpus && i < s->ncpus; i++)
-		sim_ctx_free(&s->cpus[i].ctx);
-	free(s->cpus);
-	free(s->heap);
-	free(s->lines);
-	free(s->lat_ps);
-	free(s);
-}
-
-int sim_run(const struct engine_job *job, const struct scenario_machine *m,
-	    const struct sim_topology *topo, const struct sim_agent *agent,
-	    struct engine_result *res, struct sim_stats *stats)
-{
-	uint32_t ncpus = host_env_ncpus(job->env);
-	struct lab_clock virt = {
-		.source = LAB_CLOCK_SIM,
-		.base = 0,
-		.ns_per_tick = 1.0,
-		.sim_now = sim_clock_now,
-		.sim_delay = sim_clock_delay,
-	};
-	struct lab_clock saved;
-	struct timespec h0, h1;
-	struct sim *s;
-	int rc = -ENOMEM;
-
-	memset(res, 0, sizeof(*res));
-	if (!ncpus || ncpus > SIM_MAX_CPUS)
-		return -EINVAL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->job = job;
-	s->ncpus = ncpus;
-	s->local_ps = ns_to_ps(m->local_ns);
-	s->atomic_ps = ns_to_ps(m->atomic_ns);
-	s->op_ps = ns_to_ps(m->op_ns);
-	s->home_ps = ns_to_ps(m->home_ns);
-	s->poll_ps = ns_to_ps(m->poll_ns > 0 ? m->poll_ns : 1);
-	s->occupancy = m->occupancy;
-	s->home_hold_ps = ns_to_ps(m->home_hold_ns);
-	s->cas_hold_ps = ns_to_ps(m->cas_hold_ns);
-	s->fail_hold = m->fail_hold;
-	s->far = m->atomic == MACHINE_ATOMIC_FAR;
-	s->adaptive = m->atomic == MACHINE_ATOMIC_ADAPTIVE;
-	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
-	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
-	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
-	s->watchdog = job->watchdog_ns ? job->watchdog_ns * PS_PER_NS : NEVER / 2;
-	s->n_live = ncpus;
-	s->cpus = calloc(ncpus, sizeof(*s->cpus));
-	s->heap = malloc((2 * (size_t)ncpus + 2) * sizeof(*s->heap));
-	if (s->heap)
-		memset(s->heap, 0xff, (2 * (size_t)ncpus + 2) * sizeof(*s->heap));
-	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
-	    build_latencies(s, m, topo) || lines_alloc(s, LINES_MIN_BITS))
-		goto out;
-	for (uint32_t i = 0; i < ncpus; i++) {
-		struct sim_cpu *x = &s->cpus[i];
-		x->sim = s;
-		x->id = i;
-		x->c = host_env_cpu(job->env, i);
-		x->res = &res->cpus[i];
-		x->deadline = s->watchdog;
-		rc = sim_ctx_make(&x->ctx, STACK_SIZE, cpu_main, x);
-		if (rc)
-			goto out;
-		heap_push(s, 0, i);
-	}
-	if (s->agent && s->agent->progress)
-		s->agent_progress = s->agent->progress(s->agent->arg);
-	s->agent_stale = true;
-	if (job->ops_per_cpu && job->on_measure) {
-		s->measure_started = true;
-		job->on_measure(job->measure_arg);
-	}
-
-	/* From here on host code reads (and spends) virtual time. */
-	host_env_set_clock(job->env, &virt, &saved);
-	cur_sim = s;
-	clock_gettime(CLOCK_MONOTONIC, &h0);
-	s->cur = &s->cpus[key_id(heap_pop(s))];
-	s->cur->state = CPU_RUNNING;
-	sim_ctx_switch(&s->main_ctx, &s->cur->ctx);
-	clock_gettime(CLOCK_MONOTONIC, &h1);
-	cur_sim = NULL;
-	host_env_set_clock(job->env, &saved, NULL);
-
-	res->hung = s->hung;
-	res->op_failed = s->failed;
-	snprintf(res->why, sizeof(res->why), "%s", s->why);
-	for (uint32_t i = 0; i < ncpus; i++) {
-		struct sim_cpu *x = &s->cpus[i];
-		uint64_t stop = x->state == CPU_DONE ? x->t_stop : x->clock;
-		res->cpus[i].window_ns = stop > x->t_measure ? (stop - x->t_measure) / PS_PER_NS : 0;
-		double sec = (double)res->cpus[i].window_ns / 1e9;
-		if (sec > res->measured_s)
-			res->measured_s = sec;
-		if (x->clock > s->st.end_ns)
-			s->st.end_ns = x->clock;
-	}
-	s->st.end_ns /= PS_PER_NS;
-	s->st.lab_ops_measured = s->st.lab_ops - s->lab_ops_at_measure;
-	s->st.misses_measured = s->st.misses - s->misses_at_measure;
-	s->st.host_s = (double)(h1.tv_sec - h0.tv_sec) + (double)(h1.tv_nsec - h0.tv_nsec) / 1e9;
-	if (stats)
-		*stats = s->st;
-	rc = 0;
-out:
-	sim_free(s);
-	if (rc)
-		engine_result_free(res, ncpus);
-	return rc;
-}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sim_internal -- what the sim engine's files share: the machine's state (struct sim, its
+ * CPUs and its lines) and the functions one file calls in another. sim.c is the memory model,
+ * the scheduler and the lab_sim_*() binding, the hot path; sim_run.c sets a run up, runs the
+ * CPUs' loop in virtual time and collects the result. Not for use outside engine/sim/.
+ */
+#ifndef IOMMULAB_SIM_INTERNAL_H
+#define IOMMULAB_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iommulab/lab_sim.h>
+
+#include "engine/engine.h"
+#include "engine/sim/ctx.h"
+#include "engine/sim/sim.h"
+
+#define NEVER UINT64_MAX
+#define PS_PER_NS 1000u
+#define STACK_SIZE (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
+#define SHARER_WORDS (SIM_MAX_CPUS / 64)
+#define LINES_MIN_BITS 14
+#define RECENT 4 /* lines a spin-wait's condition may read besides the watched one */
+
+enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
+enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
+enum access { ACC_LOAD, ACC_STORE, ACC_RMW };
+
+struct sim_line {
+	uintptr_t tag;	     /* address >> 6; 0: empty slot */
+	uint64_t busy_until; /* ps: the line serves the next transfer from here on */
+	int32_t owner;	     /* CPU holding it exclusive, or LINE_* */
+	uint32_t waiters;    /* first sleeping CPU + 1; 0: none */
+	uint32_t last_rmw;   /* the CPU + 1 that did the last read-modify-write; 0: none */
+	bool contended;	     /* atomics from two CPUs have met here (adaptive: far from now on) */
+	uint16_t n_watchers; /* CPUs whose parked wait also read this line (watchers) */
+	bool w_set;	     /* w_*: the last write priced on the line, until it takes effect */
+	uint8_t w_off;	     /* its word's byte offset in the line */
+	uint64_t w_val;	     /* the value it leaves there */
+	uint64_t w_at;	     /* ps: when it takes effect (its writer's completion) */
+	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
+	uint64_t watchers[SHARER_WORDS];
+};
+
+/*
+ * A store or read-modify-write as the model prices it: which word, and what it does, so the
+ * value the line will hold once it has taken effect is known before it has (a far CAS's
+ * outcome is decided by the value the home holds when it serves it).
+ */
+struct sim_write {
+	const void *p;
+	uint32_t size; /* 4 or 8 */
+	int op;	       /* enum lab_sim_rmw; SIM_STORE: a plain store of a */
+	uint64_t a, b;
+};
+
+#define SIM_STORE (-1)
+
+struct sim_cpu {
+	uint64_t clock;	   /* ps */
+	uint64_t deadline; /* ps: watchdog, last progress + watchdog */
+	struct sim *sim;
+	struct lab_cpu *c;
+	uint32_t id;
+	uint32_t state;
+	uint32_t next_waiter;	/* next CPU + 1 sleeping on the same line */
+	uint32_t watch_size;	/* 4 or 8; 0: wake on any write to the line only */
+	bool read_agent;	/* read a device register since its last park or op */
+	/*
+	 * The lines this CPU loaded last, newest at recent[(n_recent - 1) % RECENT]: at a
+	 * park, those loaded after the watched word are what its condition read besides it.
+	 */
+	uintptr_t recent[RECENT];
+	uint32_t n_recent;
+	uint32_t n_extra;
+	uintptr_t extra[RECENT]; /* parked: the other lines whose write wakes it (tags) */
+	bool agent_waiter;	/* parked with read_agent: the device's progress wakes it too */
+	const void *watch;	/* the word it sleeps on */
+	uint64_t watch_val;	/* the value it last saw there */
+	bool far_seen;		/* its last rmw was a CAS that failed on a miss: it returns far_val */
+	uint64_t far_val;	/* the value the line held when that CAS was served */
+	uint64_t t_measure, t_stop; /* ps */
+	struct engine_cpu_result *res;
+	struct sim_ctx ctx;
+};
+
+
+struct sim {
+	const struct engine_job *job;
+	uint64_t local_ps, atomic_ps, op_ps, home_ps, poll_ps;
+	uint64_t home_hold_ps; /* a far atomic's hold of the line at the home; 0: occupancy x trip */
+	uint64_t cas_hold_ps;  /* ...of a far CAS that succeeds; 0: home_hold_ps */
+	double occupancy;
+	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
+	bool far;	/* every atomic miss runs at the home */
+	bool adaptive;	/* ...only when another CPU did the line's last atomic */
+	uint32_t ncpus;
+	uint32_t *lat_ps; /* ncpus x ncpus */
+	struct sim_cpu *cpus;
+	uint64_t *heap; /* keys: clock << KEY_ID_BITS | id */
+	uint32_t heap_n;
+	struct sim_line *lines;
+	size_t lines_n, lines_mask;
+	uint32_t lines_bits;
+	uint64_t lines_gen; /* bumped when the table moves (line pointers go stale) */
+	struct sim_cpu *cur;
+	struct sim_ctx main_ctx;
+	const struct sim_agent *agent;
+	uint64_t agent_due;	/* ps: the agent's next_due as last read */
+	bool agent_stale;	/* host code ran on a CPU since: it may have moved agent_due */
+	/*
+	 * ps: nothing but the running CPU can happen before this (the run queue's head, the
+	 * agent's due time; 0 forces the full check). The running CPU carries on without
+	 * looking at anything else while its clock is below it: the common case is one compare.
+	 */
+	uint64_t horizon;
+	uint64_t agent_progress;
+	bool in_agent;
+	uint64_t agent_now; /* ps, while in_agent */
+	uint64_t t_measure, t_stop, watchdog; /* ps */
+	uint32_t n_live;
+	bool hung, failed, oom;
+	bool measure_started; /* job->on_measure called */
+	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
+	char why[TRIAL_ERR_LEN];
+	struct sim_stats st;
+};
+
+/* The simulation this host thread is running (one at a time per thread). */
+extern _Thread_local struct sim *cur_sim;
+
+static inline uint64_t ns_to_ps(double ns)
+{
+	return ns <= 0 ? 0 : (uint64_t)(ns * PS_PER_NS + 0.5);
+}
+
+static inline uint64_t due_to_ps(uint64_t ns)
+{
+	return ns >= NEVER / PS_PER_NS ? NEVER : ns * PS_PER_NS;
+}
+
+/*
+ * One compare per step instead of two (clock, then id) is what makes the sift cheap: the
+ * heap is walked on nearly every switch. The clock keeps 56 bits of picoseconds (20 hours of
+ * virtual time), the id the low 8 (SIM_MAX_CPUS).
+ */
+#define KEY_ID_BITS 8
+#define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
+
+_Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a heap key");
+
+static inline uint64_t key_of(uint64_t clock, uint32_t id)
+{
+	return (clock < KEY_CLOCK_MAX ? clock : KEY_CLOCK_MAX) << KEY_ID_BITS | id;
+}
+
+static inline uint64_t key_clock(uint64_t key)
+{
+	return key >> KEY_ID_BITS;
+}
+
+static inline uint32_t sim_key_id(uint64_t key)
+{
+	return (uint32_t)(key & ((1u << KEY_ID_BITS) - 1));
+}
+
+/* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
+void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id);
+uint64_t sim_heap_pop(struct sim *s);
+
+/* The line table (sim.c), 2^bits slots. 0 or -ENOMEM. */
+int sim_lines_alloc(struct sim *s, uint32_t bits);
+
+/* Switch away from me to whatever runs next (sim.c); me_runnable: me goes back in the queue. */
+void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable);
+
+/* What sim-built code calls (lab_sim.h), for the engine's own idle delay. */
+
+#endif /* IOMMULAB_SIM_INTERNAL_H */
