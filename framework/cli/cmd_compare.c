@@ -295,38 +295,45 @@ static bool noted_elsewhere(const char *key)
 	       !strncmp(key, "plugins.", 8);
 }
 
+/* Whether key belongs in the note of pass machine (machine.* keys) and is not noted elsewhere. */
+static bool in_note(const char *key, bool machine)
+{
+	return !strncmp(key, "machine.", 8) == machine && !noted_elsewhere(key) &&
+	       strcmp(key, "scenario.engine");
+}
+
 /* The notes above the table: engine, machine and any other scenario key that differs. */
 static void print_differences(const struct run *a, const struct run *b)
 {
 	const char *ea = scen_get(a, "scenario.engine"), *eb = scen_get(b, "scenario.engine");
-	size_t n_other = 0;
 
 	if (ea && eb && strcmp(ea, eb))
 		printf("note: engines differ: A %s, B %s\n", ea, eb);
 	if (a->host && b->host && strcmp(a->host, b->host))
 		printf("note: machines differ: A host %s, B host %s\n", a->host, b->host);
-	for (size_t pass = 0; pass < 2; pass++) {
+	for (int pass = 0; pass < 2; pass++) {
 		bool machine = pass == 0;
+		size_t n = 0;
 
-		for (size_t i = 0; i < a->n_scen; i++) {
-			const struct kv *k = &a->scen[i];
-			const char *vb = scen_get(b, k->key);
-			bool is_machine = !strncmp(k->key, "machine.", 8);
+		/* A's keys that B lacks or sets otherwise, then B's that A lacks. */
+		for (size_t i = 0; i < a->n_scen + b->n_scen; i++) {
+			bool from_a = i < a->n_scen;
+			const struct kv *k = from_a ? &a->scen[i] : &b->scen[i - a->n_scen];
+			const char *other = scen_get(from_a ? b : a, k->key);
 
-			if (is_machine != machine || noted_elsewhere(k->key) ||
-			    !strcmp(k->key, "scenario.engine") || (vb && !strcmp(vb, k->value)))
+			if (!in_note(k->key, machine) || (other && !strcmp(other, k->value)) ||
+			    (!from_a && other))
 				continue;
-			if (machine && !n_other)
-				printf("note: simulated machines differ:");
-			else if (!machine && !n_other)
-				printf("note: scenarios differ:");
-			printf("%s %s = %s in A, %s in B", n_other ? "," : "", k->key, k->value,
-			       vb ? vb : "(absent)");
-			n_other++;
+			if (!n)
+				printf("note: %s differ:",
+				       machine ? "simulated machines" : "scenarios");
+			printf("%s %s = %s in A, %s in B", n ? "," : "", k->key,
+			       from_a ? k->value : "(absent)",
+			       from_a ? (other ? other : "(absent)") : k->value);
+			n++;
 		}
-		if (n_other)
+		if (n)
 			putchar('\n');
-		n_other = 0;
 	}
 }
 

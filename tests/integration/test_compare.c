@@ -196,7 +196,7 @@ Test(compare, too_few_repeats_and_points_in_one_run, .timeout = 300)
 	const char *l;
 
 	sim_run("a", "3", NULL, NULL);
-	sim_run("one", "1", "plugins.cmdq=null,cmpxchg", "sweep.cpus=1,2,4");
+	sim_run("one", "1", "plugins.cmdq=null,mcs", "sweep.cpus=1,2,4");
 	cr_assert_eq(compare("a", "one", NULL, NULL), 0, "%s", slurp("err.txt"));
 	l = line_of("null", "1");
 	cr_assert(strstr(l, "too few repeats"), "%s", l);
@@ -204,7 +204,10 @@ Test(compare, too_few_repeats_and_points_in_one_run, .timeout = 300)
 	cr_assert_null(strstr(l, "p="), "no p value with one repeat: %s", l);
 	cr_assert(strstr(slurp("out.txt"), "only in A: biglock at scenario.cpus=1\n"), "%s",
 		  slurp("out.txt"));
-	cr_assert(strstr(slurp("out.txt"), "only in B: cmpxchg at scenario.cpus=4\n"), "%s",
+	cr_assert(strstr(slurp("out.txt"), "only in B: mcs at scenario.cpus=4\n"), "%s",
+		  slurp("out.txt"));
+	/* B's [plugin.mcs] keys, which A does not have, are named in the note. */
+	cr_assert(strstr(slurp("out.txt"), "plugin.mcs.leader_batch = (absent) in A, 1 in B"), "%s",
 		  slurp("out.txt"));
 	cr_assert(strstr(slurp("out.txt"), "only in B: null at scenario.cpus=4\n"), "%s",
 		  slurp("out.txt"));
