@@ -663,8 +663,12 @@ int cmd_compare(int argc, char **argv, struct cli_common *c)
 		print_metrics(&a, &b);
 		goto out;
 	}
-	if (group_run(&a) || group_run(&b)) {
-		fprintf(stderr, "iommulab compare: out of memory\n");
+	ra = group_run(&a);
+	rb = ra ? 0 : group_run(&b);
+	if (ra || rb) {
+		fprintf(stderr, "iommulab compare: cannot group the trials of %s: %s\n",
+			ra ? a.dir : b.dir,
+			(ra ? ra : rb) == -EINVAL ? "more than 64 sweep axes" : strerror(ENOMEM));
 		goto out;
 	}
 	printf("compare: A %s (%zu trials) -> B %s (%zu trials), workload %s\n", a.dir, a.t.n_rows,
