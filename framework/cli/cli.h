@@ -70,6 +70,7 @@ enum { LIST_OPT_PARAMS, LIST_N_OPTS };
 enum { VERIFY_OPT_SET, VERIFY_N_OPTS };
 enum { PROBE_OPT_OUT, PROBE_OPT_CPUS, PROBE_OPT_ROUNDS, PROBE_OPT_MATRIX, PROBE_N_OPTS };
 enum { CALIBRATE_OPT_TOLERANCE, CALIBRATE_N_OPTS };
+enum { COMPARE_OPT_METRIC, COMPARE_OPT_ALPHA, COMPARE_N_OPTS };
 enum { GLOBAL_OPT_PLUGIN_DIR, GLOBAL_OPT_PLUGIN, GLOBAL_OPT_VERSION, GLOBAL_N_OPTS };
 
 /* Options every command shares, and the command being run. */
@@ -157,6 +158,7 @@ int cmd_plot(int argc, char **argv, struct cli_common *c);
 int cmd_verify(int argc, char **argv, struct cli_common *c);
 int cmd_probe(int argc, char **argv, struct cli_common *c);
 int cmd_calibrate(int argc, char **argv, struct cli_common *c);
+int cmd_compare(int argc, char **argv, struct cli_common *c);
 int cmd_help(int argc, char **argv, struct cli_common *c);
 
 #endif /* IOMMULAB_CLI_H */

@@ -177,6 +177,42 @@ const struct cli_command cli_commands[] = {
 	    },
     },
     {
+	.name = "compare",
+	.fn = cmd_compare,
+	.usage = "compare A B [--metric COL] [--alpha P]",
+	.summary = "two results directories point by point: means, the ratio B/A and a "
+		   "Mann-Whitney U test per plugin and sweep point",
+	.help = "For every (plugin, sweep point) both runs have: the mean and 95% CI of the\n"
+		"metric over the ok repeats in A and in B, the ratio B/A with its 95% interval\n"
+		"(delta method) and a two-sided Mann-Whitney U test (exact for small samples\n"
+		"without ties, the normal approximation with tie correction otherwise), and a\n"
+		"verdict: faster, slower or no significant difference at alpha, or \"too few\n"
+		"repeats\" when a side has fewer than 2. The significant ones are then told as\n"
+		"\"cmpxchg at scenario.cpus=2: ran 1.52 +/- 0.03 times faster in B\". Points and\n"
+		"plugins only one run has are listed as such. Runs of different workloads or\n"
+		"over different sweep keys are refused; a different engine, machine or other key\n"
+		"is allowed and noted above the table. For example:\n"
+		"  iommulab run configs/quickstart.ini --out results/a\n"
+		"  iommulab run configs/quickstart.ini --set workload.cmdq.think_ns=2000 --out "
+		"results/b\n"
+		"  iommulab compare results/a results/b",
+	.opts =
+	    {
+		[COMPARE_OPT_METRIC] = {"metric", 0, "COL",
+					"the trials.csv column to compare (default "
+					"ops_per_sec; e.g. op_p99_ns, lower is better)"},
+		[COMPARE_OPT_ALPHA] = {"alpha", 0, "P",
+				       "the significance level of the test (default 0.05)"},
+	    },
+	.n_opts = COMPARE_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "compared (whatever the verdicts)"},
+		{EXIT_USAGE, "bad input (command line, a missing or damaged results dir, an "
+			     "unknown metric, or runs that cannot be compared)"},
+	    },
+    },
+    {
 	.name = "help",
 	.fn = cmd_help,
 	.usage = "help [COMMAND]",

@@ -64,3 +64,138 @@ Test(stats, mean_ci_degenerate, .timeout = 5)
 	cr_assert_float_eq(ci.mean, 1e9, 1e-3);
 	cr_assert_eq(ci.half_width, 0.0, "identical repeats have no spread");
 }
+
+/* ---- compare: Mann-Whitney U and the ratio of means ----------------------------------- */
+
+#include <errno.h>
+
+#include "stats/compare.h"
+
+/*
+ * The example of the scipy.stats.mannwhitneyu documentation (ages of male and female
+ * authors): scipy prints U1 = 17.0, exact p = 0.1111111111111111 and, with
+ * method="asymptotic", p = 0.11134688653314041. Rechecked here by enumerating all
+ * C(9, 4) = 126 splits (7 have U >= 17: p = 2 * 7 / 126).
+ */
+static const double males[] = { 19, 22, 16, 29, 24 }, females[] = { 20, 11, 17, 12 };
+
+Test(stats, mwu_exact_scipy_example, .timeout = 5)
+{
+	struct stats_mwu r;
+
+	cr_assert_eq(stats_mann_whitney(males, 5, females, 4, &r), 0);
+	cr_assert_eq(r.method, STATS_MWU_EXACT);
+	cr_assert_float_eq(r.u, 17.0, 1e-12);
+	cr_assert_float_eq(r.p, 0.1111111111111111, 1e-12);
+	/* Swapping the samples gives the other U and the same two-sided p. */
+	cr_assert_eq(stats_mann_whitney(females, 4, males, 5, &r), 0);
+	cr_assert_float_eq(r.u, 3.0, 1e-12);
+	cr_assert_float_eq(r.p, 0.1111111111111111, 1e-12);
+}
+
+Test(stats, mwu_normal_scipy_example, .timeout = 5)
+{
+	struct stats_mwu r;
+
+	cr_assert_eq(stats_mann_whitney_normal(males, 5, females, 4, &r), 0);
+	cr_assert_eq(r.method, STATS_MWU_NORMAL);
+	cr_assert_float_eq(r.p, 0.11134688653314041, 1e-12);
+	cr_assert_float_eq(r.z, 1.5921683328090657, 1e-12);
+}
+
+Test(stats, mwu_exact_enumerated, .timeout = 5)
+{
+	/* Reference p values from enumerating every split of the pooled values (Python
+	 * itertools.combinations, p = 2 * #(U >= max(U, mn - U)) / C(m + n, m)). */
+	const double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 };
+	const double c[] = { 1.0, 2.5, 3.1, 4.2 }, d[] = { 1.5, 2.7, 3.3, 4.4, 5.0, 0.5 };
+	struct stats_mwu r;
+
+	/* Complete separation of 3 against 3: 2 of the 20 splits are as extreme. */
+	cr_assert_eq(stats_mann_whitney(a, 3, b, 3, &r), 0);
+	cr_assert_float_eq(r.u, 0.0, 1e-12);
+	cr_assert_float_eq(r.p, 0.1, 1e-12);
+	cr_assert_eq(stats_mann_whitney(c, 4, d, 6, &r), 0);
+	cr_assert_eq(r.method, STATS_MWU_EXACT);
+	cr_assert_float_eq(r.u, 10.0, 1e-12);
+	cr_assert_float_eq(r.p, 0.7619047619047619, 1e-12);
+}
+
+Test(stats, mwu_ties_use_normal_with_tie_correction, .timeout = 5)
+{
+	/* Ties (2, 2; 5, 5; 6, 6) rule out the exact distribution. Reference: U = 2, tie term
+	 * sum(t^3 - t) = 18, var = 36/12 * (13 - 18/132), z = (34 - 18 - 0.5) / sqrt(var) =
+	 * 2.4951071082707506, p = erfc(z / sqrt(2)) = 0.012591911490379715 (Python math). */
+	const double a[] = { 3, 4, 2, 6, 2, 5 }, b[] = { 9, 7, 5, 10, 6, 8 };
+	struct stats_mwu r;
+
+	cr_assert_eq(stats_mann_whitney(a, 6, b, 6, &r), 0);
+	cr_assert_eq(r.method, STATS_MWU_NORMAL);
+	cr_assert_float_eq(r.u, 2.0, 1e-12);
+	cr_assert_float_eq(r.z, 2.4951071082707506, 1e-12);
+	cr_assert_float_eq(r.p, 0.012591911490379715, 1e-12);
+}
+
+Test(stats, mwu_large_samples_use_normal, .timeout = 5)
+{
+	/* 12 against 10, both above the exact limit; reference computed as above: U = 18. */
+	const double a[] = { 11.288, 11.449, 10.066, 9.235, 8.908, 10.031,
+			     8.978,  8.563,  10.199, 10.133, 10.546, 9.086 };
+	const double b[] = { 11.005, 10.935, 9.494,  11.538, 11.321,
+			     13.389, 11.203, 10.855, 12.233, 11.199 };
+	struct stats_mwu r;
+
+	cr_assert_eq(stats_mann_whitney(a, 12, b, 10, &r), 0);
+	cr_assert_eq(r.method, STATS_MWU_NORMAL);
+	cr_assert_float_eq(r.u, 18.0, 1e-12);
+	cr_assert_float_eq(r.p, 0.006211000298815921, 1e-12);
+}
+
+Test(stats, mwu_refuses_too_few_and_all_tied_is_p1, .timeout = 5)
+{
+	const double one[] = { 5 }, two[] = { 5, 5 }, three[] = { 5, 5, 5 };
+	const double bad[] = { 1, NAN };
+	struct stats_mwu r;
+
+	cr_assert_eq(stats_mann_whitney(one, 1, three, 3, &r), -EINVAL);
+	cr_assert_eq(stats_mann_whitney(three, 3, one, 1, &r), -EINVAL);
+	cr_assert_eq(stats_mann_whitney(bad, 2, three, 3, &r), -EINVAL);
+	cr_assert_eq(stats_mann_whitney(two, 2, three, 3, &r), 0);
+	cr_assert(r.all_tied);
+	cr_assert_float_eq(r.p, 1.0, 1e-12);
+}
+
+Test(stats, mwu_exact_matches_normal_for_many_values, .timeout = 5)
+{
+	/* 8 against 400 with no ties: exact; the normal approximation must be close there. */
+	static double a[8], b[400];
+	struct stats_mwu e, n;
+
+	for (size_t i = 0; i < 8; i++)
+		a[i] = 3.5 + 50.0 * (double)i;
+	for (size_t i = 0; i < 400; i++)
+		b[i] = (double)i;
+	cr_assert_eq(stats_mann_whitney(a, 8, b, 400, &e), 0);
+	cr_assert_eq(e.method, STATS_MWU_EXACT);
+	cr_assert_eq(stats_mann_whitney_normal(a, 8, b, 400, &n), 0);
+	cr_assert(fabs(e.p - n.p) < 0.02, "exact %g normal %g", e.p, n.p);
+	cr_assert(e.p > 0 && e.p <= 1);
+}
+
+Test(stats, ratio_ci_propagates_relative_errors, .timeout = 5)
+{
+	struct mean_ci a = { .mean = 100, .half_width = 3, .n = 5 };
+	struct mean_ci b = { .mean = 150, .half_width = 6, .n = 5 };
+	struct stats_ratio r = stats_ratio_ci(a, b);
+
+	/* 1.5 * sqrt(0.03^2 + 0.04^2) = 1.5 * 0.05 */
+	cr_assert_float_eq(r.ratio, 1.5, 1e-12);
+	cr_assert_float_eq(r.half_width, 0.075, 1e-12);
+
+	b.n = 1;
+	r = stats_ratio_ci(a, b);
+	cr_assert_float_eq(r.ratio, 1.5, 1e-12);
+	cr_assert(isnan(r.half_width), "one repeat: the interval is unknown, not 0");
+	a.mean = 0;
+	cr_assert(isnan(stats_ratio_ci(a, b).ratio));
+}
