@@ -24,9 +24,9 @@ static const struct {
 	const char *op;
 	const char *implementation;
 } calib_map[] = {
-    {"atomic_add", "atomic add"},   /* one fetch-add (LDADD, lock xadd) */
-    {"cas_add", "cas add"},	    /* load, then CAS until it succeeds */
-    {"ticket_lock", "ticket spin"}, /* ticket lock spinning on now-serving, +1 under it */
+	{ "atomic_add", "atomic add" },	  /* one fetch-add (LDADD, lock xadd) */
+	{ "cas_add", "cas add" },	  /* load, then CAS until it succeeds */
+	{ "ticket_lock", "ticket spin" }, /* ticket lock spinning on now-serving, +1 under it */
 };
 
 #define N_MAP (sizeof(calib_map) / sizeof(calib_map[0]))
@@ -51,7 +51,7 @@ static const char *op_of_implementation(const char *implementation)
 }
 
 static int set_err(char *err, size_t len, int ret, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+	__attribute__((format(printf, 4, 5)));
 
 static int set_err(char *err, size_t len, int ret, const char *fmt, ...)
 {
@@ -206,18 +206,18 @@ static int read_run_keys(const char *dir, struct run_keys *k, char *err, size_t 
 		ret = set_err(err, len, -EINVAL, "%s:%d: not a scenario.ini iommulab wrote", path,
 			      rc);
 	else if (!k->workload[0] || !k->op[0])
-		ret =
-		    set_err(err, len, -EINVAL, "%s: no %s (not a scenario.ini iommulab wrote)",
-			    path, !k->workload[0] ? "[scenario] workload" : "[workload.micro] op");
+		ret = set_err(err, len, -EINVAL, "%s: no %s (not a scenario.ini iommulab wrote)",
+			      path,
+			      !k->workload[0] ? "[scenario] workload" : "[workload.micro] op");
 	free(path);
 	return ret;
 }
 
 int calib_load_run(const char *dir, struct calib_curve *c, char *err, size_t err_len)
 {
-	static const char *const need[] = {"status", "cpus", "ops_per_sec"};
+	static const char *const need[] = { "status", "cpus", "ops_per_sec" };
 	struct csv_table t;
-	struct run_keys keys = {"", ""};
+	struct run_keys keys = { "", "" };
 	long col[3], c_op, c_wl;
 	size_t n_micro = 0;
 	char *path;
@@ -384,11 +384,11 @@ static int load_lockhammer(const char *path, char *text, struct calib_curve *c, 
 		}
 		if (n < 9 || strncmp(f[8], "../build/lh_", 12))
 			return set_err(
-			    err, len, -EINVAL,
-			    "%s:%u: not a lockhammer row (num_threads, avg_exectx, ..., "
-			    "access_rate, avg_lock_depth, date, host, ../build/lh_WORKLOAD, "
-			    "-t ...)",
-			    path, lineno);
+				err, len, -EINVAL,
+				"%s:%u: not a lockhammer row (num_threads, avg_exectx, ..., "
+				"access_rate, avg_lock_depth, date, host, ../build/lh_WORKLOAD, "
+				"-t ...)",
+				path, lineno);
 		if (!parse_cpus(f[0], &cpus))
 			return set_err(err, len, -EINVAL,
 				       "%s:%u: num_threads '%s' is not a CPU count (1 to %d)", path,
@@ -426,10 +426,10 @@ static int load_lockhammer(const char *path, char *text, struct calib_curve *c, 
 	}
 	if (!c->n_used)
 		return set_err(
-		    err, len, -ENODATA,
-		    "%s: no lockhammer row of workload 'ticket_spinlock' (what the micro "
-		    "ops are compared with)",
-		    path);
+			err, len, -ENODATA,
+			"%s: no lockhammer row of workload 'ticket_spinlock' (what the micro "
+			"ops are compared with)",
+			path);
 	return 0;
 }
 
@@ -439,7 +439,7 @@ static double folly_time_ns(const char *s)
 	static const struct {
 		const char *unit;
 		double ns;
-	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
 	char *end;
 	double v;
 
@@ -518,10 +518,10 @@ static int load_folly(const char *path, char *text, struct calib_curve *c, char 
 		ns = last_time ? folly_time_ns(last_time) : -1;
 		if (ns <= 0)
 			return set_err(
-			    err, len, -EINVAL,
-			    "%s:%u: %s(%luthread): time '%s' is not a number with a unit "
-			    "(ns, us, ms, s)",
-			    path, lineno, name, threads, last_time ? last_time : "");
+				err, len, -EINVAL,
+				"%s:%u: %s(%luthread): time '%s' is not a number with a unit "
+				"(ns, us, ms, s)",
+				path, lineno, name, threads, last_time ? last_time : "");
 		ret = curve_add(c, op, (unsigned)threads, ns);
 		if (ret)
 			return set_err(err, len, ret, "out of memory");
@@ -585,7 +585,7 @@ int calib_load_measured(const char *path, struct calib_curve *c, char *err, size
 /* travisdowns/concurrency-hierarchy-bench's CSV. */
 static int load_chb(const char *path, struct calib_curve *c, char *err, size_t err_len)
 {
-	static const char *const need[] = {"Cores", "Implementation", "Nanos/Op"};
+	static const char *const need[] = { "Cores", "Implementation", "Nanos/Op" };
 	struct csv_table t;
 	long col[3];
 	int ret;

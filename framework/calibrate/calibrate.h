@@ -21,18 +21,18 @@ const char *calib_implementation(const char *op);
 
 /* One (op, CPUs) point of a curve: the mean over its trials. */
 struct calib_sample {
-	char *op;		/* micro op name: atomic_add, cas_add, ticket_lock */
+	char *op; /* micro op name: atomic_add, cas_add, ticket_lock */
 	unsigned cpus;
-	double ns_per_op;	/* per thread: wall time x threads / total ops */
-	double sum;		/* while reading: the sum that ns_per_op is the mean of */
-	unsigned n;		/* trials averaged */
+	double ns_per_op; /* per thread: wall time x threads / total ops */
+	double sum;	  /* while reading: the sum that ns_per_op is the mean of */
+	unsigned n;	  /* trials averaged */
 };
 
 struct calib_curve {
 	struct calib_sample *v;
 	size_t n, cap;
-	size_t n_used;		/* trials (rows) averaged into the points */
-	size_t n_left_out;	/* trials of the run that did not finish ok */
+	size_t n_used;	   /* trials (rows) averaged into the points */
+	size_t n_left_out; /* trials of the run that did not finish ok */
 };
 
 /*
@@ -59,24 +59,24 @@ struct calib_row {
 	char *op;
 	unsigned cpus;
 	double sim_ns;
-	double meas_ns;		/* NAN when the data has no such point */
-	double err_pct;		/* (sim - meas) / meas x 100; NAN without meas_ns */
-	bool judged;		/* cpus >= CALIB_MIN_JUDGED_CPUS and both values */
-	bool within;		/* judged and |err_pct| <= the tolerance */
+	double meas_ns; /* NAN when the data has no such point */
+	double err_pct; /* (sim - meas) / meas x 100; NAN without meas_ns */
+	bool judged;	/* cpus >= CALIB_MIN_JUDGED_CPUS and both values */
+	bool within;	/* judged and |err_pct| <= the tolerance */
 };
 
 /* Per op, over its judged rows. */
 struct calib_op_summary {
 	char *op;
 	size_t n_judged, n_missed;
-	double worst_pct;	/* the signed error of the largest |error|; NAN if none judged */
+	double worst_pct; /* the signed error of the largest |error|; NAN if none judged */
 	unsigned worst_cpus;
-	unsigned min_cpus, max_cpus;	/* the judged CPU counts' range */
+	unsigned min_cpus, max_cpus; /* the judged CPU counts' range */
 };
 
 struct calib_report {
 	double tolerance_pct;
-	struct calib_row *rows;	/* by op name, then cpus */
+	struct calib_row *rows; /* by op name, then cpus */
 	size_t n_rows;
 	struct calib_op_summary *ops;
 	size_t n_ops;

@@ -120,7 +120,7 @@ void cli_print_usage(FILE *f, const struct cli_command *cmd);
 
 /* A usage error: "iommulab CMD: MESSAGE" and the usage, to stderr. Returns EXIT_USAGE. */
 int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+	__attribute__((format(printf, 2, 3)));
 
 /* iommulab help CMD: usage, help, options and exit statuses, to f. */
 void cli_print_help(FILE *f, const struct cli_command *cmd);
@@ -138,7 +138,8 @@ int cli_push(const char ***v, size_t *n, const char *s);
 void cli_load_plugins(const struct cli_common *c, struct plugin_registry *r,
 		      struct diag_list *diags);
 
-/* Where the plot templates (plots/NAME.gp) are: IOMMULAB_PLOT_DIR, the installed dir, or the source tree's. */
+/* Where the plot templates (plots/NAME.gp) are: IOMMULAB_PLOT_DIR, the installed dir, or the source
+ * tree's. */
 const char *cli_plot_dir(void);
 
 /* Render the graphs of a results dir and print where they are. 0 or an exit status. */

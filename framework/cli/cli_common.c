@@ -31,10 +31,10 @@ void cli_parser_init(struct cli_parser *p, const struct cli_command *cmd, int ar
 		const struct cli_option *o = &cmd->opts[i];
 		int val = o->short_name ? o->short_name : LONG_ONLY_VAL + (int)i;
 
-		p->longopts[i] =
-		    (struct option){o->name, o->arg ? required_argument : no_argument, NULL, val};
+		p->longopts[i] = (struct option){ o->name, o->arg ? required_argument : no_argument,
+						  NULL, val };
 	}
-	p->longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
+	p->longopts[n] = (struct option){ "help", no_argument, NULL, 'h' };
 	/* p->longopts[n + 1] stays zero: the end of the table. */
 }
 
@@ -220,7 +220,7 @@ static void print_option(FILE *f, const struct cli_option *o)
 
 static void print_options(FILE *f, const struct cli_command *cmd, const char *title)
 {
-	static const struct cli_option help = {"help", 'h', NULL, "print this help and exit"};
+	static const struct cli_option help = { "help", 'h', NULL, "print this help and exit" };
 
 	fprintf(f, "\n%s:\n", title);
 	for (size_t i = 0; i < cmd->n_opts && i < CLI_MAX_OPTS; i++)
@@ -325,7 +325,7 @@ const char *cli_plot_dir(void)
 
 int cli_render_plots(const char *dir)
 {
-	struct plot_report rep = {0};
+	struct plot_report rep = { 0 };
 	char err[512] = "";
 	int rc = plot_results(dir, cli_plot_dir(), NULL, &rep, err, sizeof(err));
 

@@ -84,8 +84,7 @@ static void print_report(const struct calib_report *r, const char *dir, const ch
 	printf("calibrate: %s (%zu micro trials", dir, sim->n_used);
 	if (sim->n_left_out)
 		printf(", %zu not ok left out", sim->n_left_out);
-	printf(") against %s (%zu rows), tolerance %g%%\n", data, meas->n_used,
-	       r->tolerance_pct);
+	printf(") against %s (%zu rows), tolerance %g%%\n", data, meas->n_used, r->tolerance_pct);
 	printf("%-12s %5s %12s %15s %9s\n", "op", "cpus", "sim ns/op", "measured ns/op", "error");
 	for (size_t i = 0; i < r->n_rows; i++)
 		print_row(&r->rows[i]);

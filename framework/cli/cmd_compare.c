@@ -175,9 +175,9 @@ static int load_run(struct run *r)
 	r->c_plugin = (size_t)c_plugin;
 	r->axis0 = (size_t)c_plugin + 1;
 	r->n_axes = (size_t)c_status - r->axis0;
-	r->at = (struct agg_table){.rows = (char *const *const *)r->t.rows,
-				   .n_rows = r->t.n_rows,
-				   .c_status = (size_t)c_status};
+	r->at = (struct agg_table){ .rows = (char *const *const *)r->t.rows,
+				    .n_rows = r->t.n_rows,
+				    .c_status = (size_t)c_status };
 
 	path = util_asprintf("%s/scenario.ini", r->dir);
 	if (!path)
@@ -555,7 +555,7 @@ static void print_sentences(const struct run *a, const struct run *b, const char
 
 static int compare_runs(const struct run *a, const struct run *b, const char *metric, double alpha)
 {
-	struct tally t = {0};
+	struct tally t = { 0 };
 	char point[256];
 	int ret;
 
@@ -626,7 +626,7 @@ static int parse_alpha(const char *s, double *alpha)
 
 int cmd_compare(int argc, char **argv, struct cli_common *c)
 {
-	struct run a = {.label = "A"}, b = {.label = "B"};
+	struct run a = { .label = "A" }, b = { .label = "B" };
 	const char *metric = DEFAULT_METRIC;
 	double alpha = DEFAULT_ALPHA;
 	struct cli_parser p;

@@ -64,7 +64,8 @@ int cmd_list(int argc, char **argv, struct cli_common *c)
 			printf("\n  [%s]  %s\n", sec[i].name, sec[i].help ? sec[i].help : "");
 			print_params(sec[i].params, sec[i].n_params);
 		}
-		printf("\n  [sweep]    SECTION.KEY = V1, V2, ...  (a bare KEY means [scenario] KEY)\n");
+		printf("\n  [sweep]    SECTION.KEY = V1, V2, ...  (a bare KEY means [scenario] "
+		       "KEY)\n");
 		printf("  [plugins]  cmdq = NAME, ...   iova = NAME, ...\n");
 		printf("\nplugin sections:\n");
 		for (size_t i = 0; i < reg.n; i++) {

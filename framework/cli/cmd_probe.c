@@ -76,7 +76,7 @@ static void print_summary(const struct probe_result *r)
 
 int cmd_probe(int argc, char **argv, struct cli_common *c)
 {
-	struct probe_opts opts = {0};
+	struct probe_opts opts = { 0 };
 	struct cli_parser p;
 	struct probe_result r;
 	char def_path[300], err[512] = "";
@@ -100,7 +100,8 @@ int cmd_probe(int argc, char **argv, struct cli_common *c)
 				opts.matrix = PROBE_MATRIX_TRANSFER;
 			else
 				return cli_usage_error(
-				    c->cmd, "--matrix '%s': expected pingpong or transfer", optarg);
+					c->cmd, "--matrix '%s': expected pingpong or transfer",
+					optarg);
 			break;
 		case PROBE_OPT_ROUNDS:
 			if (parse_uint(optarg, &opts.rounds))

@@ -93,15 +93,17 @@ static void on_progress(void *arg, const struct run_progress *p)
 	int off = snprintf(label, sizeof(label), "%s", tr->plugin);
 
 	for (uint32_t i = 0; i < tr->n_swept && off < (int)sizeof(label); i++)
-		off += snprintf(label + off, sizeof(label) - (size_t)off, " %s=%s", t->s->axes[i].key,
-				tr->swept_values[i]);
+		off += snprintf(label + off, sizeof(label) - (size_t)off, " %s=%s",
+				t->s->axes[i].key, tr->swept_values[i]);
 	if (tr->status != TRIAL_OK)
 		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
 			tr->index, label, tr->error);
 	else if (unfair(tr))
 		fprintf(stderr,
-			"%siommulab: trial %u (%s) note: fairness collapsed: the slowest of %u CPUs "
-			"completed %llu ops, the fastest %llu: its ops/s is what the winners did, and "
+			"%siommulab: trial %u (%s) note: fairness collapsed: the slowest of %u "
+			"CPUs "
+			"completed %llu ops, the fastest %llu: its ops/s is what the winners did, "
+			"and "
 			"the starved CPUs' latency is not in the percentiles\n",
 			t->tty ? "\r\033[K" : "", tr->index, label, tr->cpus,
 			(unsigned long long)tr->ops_min_cpu, (unsigned long long)tr->ops_max_cpu);
@@ -120,7 +122,8 @@ static void plugins_text(const struct scenario *s, char *text, size_t len)
 
 	text[0] = '\0';
 	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)len; i++) {
-		const struct lab_plugin *d = i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
+		const struct lab_plugin *d =
+			i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
 		off += snprintf(text + off, len - (size_t)off, "%s %s %s ABI %u.%u\n",
 				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
 				d->abi_minor);
@@ -144,12 +147,15 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 	char mach[512];
 
 	scenario_machine_describe(m, mach, sizeof(mach));
-	off += (size_t)snprintf(text + off, len - off, "engine: sim (virtual CPUs; the model is "
-				"[machine] in scenario.ini)\nsim machine: %s\n", mach);
+	off += (size_t)snprintf(text + off, len - off,
+				"engine: sim (virtual CPUs; the model is "
+				"[machine] in scenario.ini)\nsim machine: %s\n",
+				mach);
 	if (m->topology && m->topology[0]) {
 		if (sim_topology_load(m->topology, &t, err, sizeof(err)))
 			return -EINVAL; /* the trials will say why */
-		off += (size_t)snprintf(text + off, len - off, "sim topology: %s (%u cores, "
+		off += (size_t)snprintf(text + off, len - off,
+					"sim topology: %s (%u cores, "
 					"median %.1f ns, max %.1f ns; copied to topology.csv)\n",
 					m->topology, t.n, t.median, t.max);
 		sim_topology_free(&t);
@@ -159,18 +165,20 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 		if (rc)
 			return rc;
 	} else {
-		off += (size_t)snprintf(text + off, len - off, "sim topology: uniform, line_ns = "
-					"%g\n", m->line_ns);
+		off += (size_t)snprintf(text + off, len - off,
+					"sim topology: uniform, line_ns = "
+					"%g\n",
+					m->line_ns);
 	}
-	snprintf(text + off, len - off, "sim model: atomic = %s, home_ns = %g, occupancy = %g, "
+	snprintf(text + off, len - off,
+		 "sim model: atomic = %s, home_ns = %g, occupancy = %g, "
 		 "atomic_ns = %g, local_ns = %g, op_ns = %g, poll_ns = %g\n",
 		 m->atomic >= 0 && m->atomic < 3 ? atomic_modes[m->atomic] : "?", m->home_ns,
 		 m->occupancy, m->atomic_ns, m->local_ns, m->op_ns, m->poll_ns);
 	return 0;
 }
 
-static int write_run_files(const char *dir, const struct scenario *s,
-			   const struct lab_clock *clk)
+static int write_run_files(const char *dir, const struct scenario *s, const struct lab_clock *clk)
 {
 	char path[4200], text[4096];
 	struct utsname u;
@@ -181,10 +189,11 @@ static int write_run_files(const char *dir, const struct scenario *s,
 		return -EIO;
 	uname(&u);
 	off = snprintf(text, sizeof(text),
-		 "host: %s\nkernel: %s %s %s\nonline_cpus: %u\nclock: %s (%.4f ns per tick)\n"
-		 "iommulab: %s (plugin ABI %d.%d)\n",
-		 u.nodename, u.sysname, u.release, u.machine, native_online_cpus(),
-		 clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR, LAB_ABI_MINOR);
+		       "host: %s\nkernel: %s %s %s\nonline_cpus: %u\nclock: %s (%.4f ns per tick)\n"
+		       "iommulab: %s (plugin ABI %d.%d)\n",
+		       u.nodename, u.sysname, u.release, u.machine, native_online_cpus(),
+		       clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR,
+		       LAB_ABI_MINOR);
 	if (off > 0 && (size_t)off < sizeof(text) &&
 	    sim_machine_text(dir, s, text + off, sizeof(text) - (size_t)off) == -EIO)
 		return -EIO;
@@ -222,18 +231,22 @@ static int check_oversubscription(const struct scenario *s, const char *path)
 		uint64_t busy = m->cpus + thread;
 		if (m->engine == ENGINE_NATIVE && m->oversubscribe == OVERSUBSCRIBE_REFUSE &&
 		    busy > online) {
-			fprintf(stderr, "%s: sweep point %zu: %" PRIu64 " busy threads (cpus = %" PRIu64
+			fprintf(stderr,
+				"%s: sweep point %zu: %" PRIu64 " busy threads (cpus = %" PRIu64
 				"%s) on %u online CPUs would measure the scheduler, not the "
 				"algorithm: lower cpus, use engine = sim, or set [scenario] "
 				"oversubscribe = allow\n",
-				path, i, busy, m->cpus, thread ? " + the device thread" : "", online);
+				path, i, busy, m->cpus, thread ? " + the device thread" : "",
+				online);
 			bad++;
 		}
 		scenario_point_free(s, &p);
 	}
 	if (bad)
-		fprintf(stderr, "iommulab: %d sweep point%s would oversubscribe this machine: "
-			"nothing was run\n", bad, bad == 1 ? "" : "s");
+		fprintf(stderr,
+			"iommulab: %d sweep point%s would oversubscribe this machine: "
+			"nothing was run\n",
+			bad, bad == 1 ? "" : "s");
 	return bad ? -1 : 0;
 }
 
@@ -250,15 +263,19 @@ static int check_resumable(const char *dir, const struct scenario *s)
 	free(written);
 	unlink(check);
 	if (!same) {
-		fprintf(stderr, "iommulab: %s was edited since the run started: refusing to mix "
-			"its trials with another scenario's (start a new run)\n", path);
+		fprintf(stderr,
+			"iommulab: %s was edited since the run started: refusing to mix "
+			"its trials with another scenario's (start a new run)\n",
+			path);
 		return -1;
 	}
 	plugins_text(s, text, sizeof(text));
 	snprintf(path, sizeof(path), "%s/plugins.txt", dir);
 	if (!same_text(path, text)) {
-		fprintf(stderr, "iommulab: the plugins changed since the run started (%s says "
-			"otherwise than what is loaded now): start a new run\n", path);
+		fprintf(stderr,
+			"iommulab: the plugins changed since the run started (%s says "
+			"otherwise than what is loaded now): start a new run\n",
+			path);
 		return -1;
 	}
 	return 0;
@@ -340,7 +357,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	}
 	if (resume) {
 		if (path || out || n_sets) {
-			fprintf(stderr, "iommulab run: --resume DIR takes the scenario from "
+			fprintf(stderr,
+				"iommulab run: --resume DIR takes the scenario from "
 				"DIR/scenario.ini: give no scenario, --set or --out with it\n");
 			goto out;
 		}
@@ -363,7 +381,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	for (size_t i = 0; i < s->n_cmdq + s->n_iova; i++) {
-		const char *name = i < s->n_cmdq ? s->cmdq[i].desc->name : s->iova[i - s->n_cmdq].desc->name;
+		const char *name =
+			i < s->n_cmdq ? s->cmdq[i].desc->name : s->iova[i - s->n_cmdq].desc->name;
 		const char *why;
 		if (!registry_find(&reg, name, &why) && why) {
 			cli_print_diags(&load_diags, "iommulab: ");
@@ -401,15 +420,18 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		char mach[512];
 
 		scenario_machine_describe(&s->base.machine, mach, sizeof(mach));
-		fprintf(stderr, "iommulab: %s: %zu trials, %.3f s of virtual time on %s, %s; "
-			"results in %s/\n", path, runner_n_trials(s), run_s, mach, par, dir);
+		fprintf(stderr,
+			"iommulab: %s: %zu trials, %.3f s of virtual time on %s, %s; "
+			"results in %s/\n",
+			path, runner_n_trials(s), run_s, mach, par, dir);
 	} else
 		fprintf(stderr, "iommulab: %s: %zu trials, about %.0f s, %s; results in %s/\n",
 			path, runner_n_trials(s), run_s, par, dir);
 	const struct workload_ops *wl = workload_find(s->base.scenario.workload);
 	if (runner_uses_sim(s) && s->base.scenario.repeats > 1 && wl && wl->uses_seed &&
 	    !wl->uses_seed(&s->base))
-		fprintf(stderr, "iommulab: note: the sim is deterministic and nothing in this "
+		fprintf(stderr,
+			"iommulab: note: the sim is deterministic and nothing in this "
 			"workload is random (think_jitter = 0, or micro), so each of the %llu "
 			"repeats of a point gives the same numbers: set repeats = 1\n",
 			(unsigned long long)s->base.scenario.repeats);
@@ -417,8 +439,12 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
 	}
-	struct run_options opt = { .out_dir = dir, .progress = on_progress, .arg = &table,
-				   .stop = &stop_requested, .resume = resume != NULL, .jobs = jobs };
+	struct run_options opt = { .out_dir = dir,
+				   .progress = on_progress,
+				   .arg = &table,
+				   .stop = &stop_requested,
+				   .resume = resume != NULL,
+				   .jobs = jobs };
 	struct run_report rep;
 	int rc = runner_run(s, &opt, &rep, err, sizeof(err));
 	if (rc && rep.trials == rep.resumed) {
@@ -432,12 +458,15 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
 	cli_render_plots(dir);
 	if (rep.interrupted) {
-		fprintf(stderr, "iommulab: interrupted after %zu trials; they are in %s/trials.csv\n",
+		fprintf(stderr,
+			"iommulab: interrupted after %zu trials; they are in %s/trials.csv\n",
 			rep.trials, dir);
 		status = EXIT_INTERRUPTED;
 	} else if (rep.failed) {
-		fprintf(stderr, "iommulab: %zu of %zu trials failed (see the error column of "
-			"%s/trials.csv)\n", rep.failed, rep.trials, dir);
+		fprintf(stderr,
+			"iommulab: %zu of %zu trials failed (see the error column of "
+			"%s/trials.csv)\n",
+			rep.failed, rep.trials, dir);
 		status = EXIT_TRIALS_FAILED;
 	} else {
 		status = EXIT_OK;

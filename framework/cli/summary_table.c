@@ -79,7 +79,7 @@ int cli_print_summary(const char *dir, const struct scenario *s, const struct la
 	const struct workload_ops *w = workload_find(s->base.scenario.workload);
 	char path[4200], err[512], name[160];
 	struct csv_table csv;
-	struct agg_groups groups = {0};
+	struct agg_groups groups = { 0 };
 	struct summary_cols k;
 	long *key = NULL, status;
 	double *scratch = NULL;
@@ -115,10 +115,10 @@ int cli_print_summary(const char *dir, const struct scenario *s, const struct la
 		snprintf(name, sizeof(name), "%s.%s", s->axes[a].section, s->axes[a].key);
 		k.axes[a] = csv_column(&csv, name);
 	}
-	const struct agg_table t = {.rows = (char *const *const *)csv.rows,
-				    .n_rows = csv.n_rows,
-				    .c_status = (size_t)status};
-	const size_t by[] = {(size_t)k.point, (size_t)k.plugin};
+	const struct agg_table t = { .rows = (char *const *const *)csv.rows,
+				     .n_rows = csv.n_rows,
+				     .c_status = (size_t)status };
+	const size_t by[] = { (size_t)k.point, (size_t)k.plugin };
 	agg_key_columns(&t, by, 2, key);
 	if (agg_group_by(&t, key, &groups)) {
 		fprintf(stderr, "iommulab: no summary table: out of memory\n");

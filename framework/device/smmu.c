@@ -229,8 +229,8 @@ static uint32_t *sync_msi_word(const struct smmu_dev *dev, const struct lab_cmd 
 static bool slot_intact(struct smmu_dev *dev, uint32_t idx)
 {
 	struct lab_cmd *slot = &dev->iface.ring[idx];
-	struct lab_cmd cur = {
-	    {lab_load64(&slot->dw[0], LAB_ACQUIRE), lab_load64(&slot->dw[1], LAB_RELAXED)}};
+	struct lab_cmd cur = { { lab_load64(&slot->dw[0], LAB_ACQUIRE),
+				 lab_load64(&slot->dw[1], LAB_RELAXED) } };
 	const struct lab_cmd *pub = &dev->shadow[idx];
 
 	if (cur.dw[0] == pub->dw[0] && cur.dw[1] == pub->dw[1])
@@ -281,11 +281,12 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 
 	if (dev->cfg.faults.illegal_cmd_at &&
 	    dev->n_fetched + 1 == dev->cfg.faults.illegal_cmd_at) {
-		violation(
-		    dev,
-		    "slot %u: the device rejected command %" PRIu64 " (opcode 0x%02x) as illegal "
-		    "and stopped (fault injected by [faults] illegal_cmd_at; CONS 0x%x, PROD 0x%x)",
-		    idx, dev->n_fetched + 1, op, dev->cons, dev->prod);
+		violation(dev,
+			  "slot %u: the device rejected command %" PRIu64
+			  " (opcode 0x%02x) as illegal "
+			  "and stopped (fault injected by [faults] illegal_cmd_at; CONS 0x%x, PROD "
+			  "0x%x)",
+			  idx, dev->n_fetched + 1, op, dev->cons, dev->prod);
 		return;
 	}
 	if (!slot_intact(dev, idx))
@@ -297,7 +298,7 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 		uint64_t done = (t > dev->all_done ? t : dev->all_done) + dev->cfg.timing.sync_ns +
 				sync_delay(dev);
 		struct smmu_pending *ps =
-		    &dev->syncq[(dev->syncq_head + dev->syncq_n++) & (dev->nents - 1)];
+			&dev->syncq[(dev->syncq_head + dev->syncq_n++) & (dev->nents - 1)];
 
 		dev->n_syncs_fetched++;
 		ps->pos = dev->fetch;
@@ -324,7 +325,7 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 		uint64_t seq;
 		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1) {
 			struct smmu_tagged *tg =
-			    &dev->tagq[(dev->tagq_head + dev->tagq_n++) & (dev->nents - 1)];
+				&dev->tagq[(dev->tagq_head + dev->tagq_n++) & (dev->nents - 1)];
 			tg->pos = dev->fetch;
 			tg->cpu = cpu;
 			tg->seq = seq;
@@ -400,7 +401,7 @@ static void advance_locked(struct smmu_dev *dev, uint64_t now)
 	while (!dev->halted) {
 		uint64_t tm = dev->syncq_n ? dev->syncq[dev->syncq_head].done : NEVER;
 		uint64_t tr =
-		    dev->cons != dev->fetch ? dev->retire_at[slot_of(dev, dev->cons)] : NEVER;
+			dev->cons != dev->fetch ? dev->retire_at[slot_of(dev, dev->cons)] : NEVER;
 		uint64_t tf = fetch_due(dev);
 		uint64_t t = tm < tr ? tm : tr;
 
@@ -447,8 +448,8 @@ static void publish_locked(struct smmu_dev *dev, uint32_t from, uint32_t to)
 	for (uint32_t p = from; p != to && !dev->halted; p = (p + 1) & dev->wrap_mask) {
 		uint32_t idx = p & (dev->nents - 1);
 		struct lab_cmd *slot = &dev->iface.ring[idx];
-		struct lab_cmd e = {
-		    {lab_load64(&slot->dw[0], LAB_RELAXED), lab_load64(&slot->dw[1], LAB_RELAXED)}};
+		struct lab_cmd e = { { lab_load64(&slot->dw[0], LAB_RELAXED),
+				       lab_load64(&slot->dw[1], LAB_RELAXED) } };
 		uint32_t op = LAB_CMD_OPCODE(e.dw[0]);
 
 		if (op == 0)

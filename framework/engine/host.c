@@ -29,7 +29,7 @@ struct host_env {
 	void (*idle)(struct lab_cpu *c, void *arg);
 	void *idle_arg;
 	uint64_t fault_every;
-	uint64_t alloc_seq;  /* atomic */
+	uint64_t alloc_seq;   /* atomic */
 	uint64_t live_allocs; /* atomic */
 	uint64_t live_bytes;  /* atomic */
 	uint32_t aborted;     /* atomic */
@@ -41,9 +41,9 @@ struct host_env {
  * whole lines long: no two allocations ever share a line.
  */
 struct alloc_hdr {
-	size_t size;	     /* the caller's */
-	uint32_t lines;	     /* header included */
-	bool arena;	     /* from the env's arena, not malloc */
+	size_t size;		/* the caller's */
+	uint32_t lines;		/* header included */
+	bool arena;		/* from the env's arena, not malloc */
 	struct alloc_hdr *next; /* on an arena free list */
 };
 static_assert(sizeof(struct alloc_hdr) <= LAB_CACHE_LINE, "the header is one line");
@@ -58,7 +58,7 @@ static_assert(sizeof(struct alloc_hdr) <= LAB_CACHE_LINE, "the header is one lin
  * history, depends only on the sequence of allocations and frees.
  */
 #define ARENA_BLOCK_LINES 16384u /* 1 MiB blocks */
-#define ARENA_CLASSES 256u	 /* exact free lists up to 255 lines; longer ones share one */
+#define ARENA_CLASSES	  256u	 /* exact free lists up to 255 lines; longer ones share one */
 
 struct arena {
 	unsigned char **blocks;
@@ -197,8 +197,8 @@ struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_o
 	if (!env->counters_stride)
 		env->counters_stride = 8;
 	env->cpus = aligned_alloc(LAB_CACHE_LINE, sizeof(*env->cpus) * ncpus);
-	env->counters = aligned_alloc(LAB_CACHE_LINE,
-				      sizeof(uint64_t) * env->counters_stride * ncpus);
+	env->counters =
+		aligned_alloc(LAB_CACHE_LINE, sizeof(uint64_t) * env->counters_stride * ncpus);
 	if (!env->cpus || !env->counters)
 		goto err_free;
 	memset(env->cpus, 0, sizeof(*env->cpus) * ncpus);
@@ -256,8 +256,7 @@ const struct lab_clock *host_env_clock(struct host_env *env)
 	return &env->clock;
 }
 
-void host_env_set_clock(struct host_env *env, const struct lab_clock *clk,
-			struct lab_clock *saved)
+void host_env_set_clock(struct host_env *env, const struct lab_clock *clk, struct lab_clock *saved)
 {
 	if (saved)
 		*saved = env->clock;
@@ -269,8 +268,7 @@ uint32_t host_env_ncpus(const struct host_env *env)
 	return env->ncpus;
 }
 
-void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg),
-		       void *arg)
+void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg), void *arg)
 {
 	env->idle = idle;
 	env->idle_arg = arg;

@@ -34,12 +34,10 @@ uint32_t host_env_ncpus(const struct host_env *env);
  * of host_env_clock()'s pointer (the CPUs, the device) reads the new one. The sim installs
  * its virtual clock for the length of a run this way and puts the host's back after it.
  */
-void host_env_set_clock(struct host_env *env, const struct lab_clock *clk,
-			struct lab_clock *saved);
+void host_env_set_clock(struct host_env *env, const struct lab_clock *clk, struct lab_clock *saved);
 
 /* Called from every spin-wait iteration of any CPU (NULL to clear). */
-void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg),
-		       void *arg);
+void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, void *arg), void *arg);
 
 /*
  * From now on, lab_alloc() carves memory from a single-threaded arena whose reuse depends

@@ -28,8 +28,7 @@ struct rb_root {
 #define rb_entry(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 /* Hang node at *link (a child slot of parent, or &root->node with parent NULL). */
-static inline void rb_link_node(struct rb_node *node, struct rb_node *parent,
-				struct rb_node **link)
+static inline void rb_link_node(struct rb_node *node, struct rb_node *parent, struct rb_node **link)
 {
 	node->parent = parent;
 	node->left = NULL;

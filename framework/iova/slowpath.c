@@ -9,8 +9,8 @@
  */
 #ifdef LAB_ENGINE_SIM
 /* The sim build's own names for the functions both builds define. */
-#define slowpath_alloc slowpath_alloc_sim
-#define slowpath_release slowpath_release_sim
+#define slowpath_alloc	       slowpath_alloc_sim
+#define slowpath_release       slowpath_release_sim
 #define slowpath_release_batch slowpath_release_batch_sim
 #endif
 
@@ -49,10 +49,10 @@ static struct iova_node *to_iova(const struct rb_node *n)
 /*
  * The tree's memory as the sim engine sees it. This file is built twice: natively, where the
  * hardware prices every node the walk touches, and for the sim (LAB_ENGINE_SIM,
- * framework/engine/sim/meson.build), where the lock is the simulated one and each node the walk reads, or the
- * change writes, is one access to its cache line in the memory model: so the slow path takes
- * virtual time, and its lines move between the CPUs that take the lock in turn. The touches
- * read or rewrite a field's own value, under the lock.
+ * framework/engine/sim/meson.build), where the lock is the simulated one and each node the walk
+ * reads, or the change writes, is one access to its cache line in the memory model: so the slow
+ * path takes virtual time, and its lines move between the CPUs that take the lock in turn. The
+ * touches read or rewrite a field's own value, under the lock.
  */
 #ifdef LAB_ENGINE_SIM
 static void sp_read(const struct rb_node *n)
@@ -358,8 +358,7 @@ static uint64_t sp_dom_alloc(struct lab_cpu *c, struct lab_iova_domain *d, uint6
 	return slowpath_alloc(c, d->priv, size, limit_pfn);
 }
 
-static void sp_dom_free(struct lab_cpu *c, struct lab_iova_domain *d, uint64_t pfn,
-			uint64_t size)
+static void sp_dom_free(struct lab_cpu *c, struct lab_iova_domain *d, uint64_t pfn, uint64_t size)
 {
 	slowpath_release(c, d->priv, pfn, size);
 }

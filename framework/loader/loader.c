@@ -75,19 +75,22 @@ static int check_ops(const struct lab_plugin *d, char *err, size_t len)
 	if (d->kind == LAB_KIND_CMDQ) {
 		const struct lab_cmdq_ops *o = d->ops;
 		if (!LAB_OPS_HAS(o, issue)) {
-			snprintf(err, len, "cmdq ops struct_size %u is smaller than the ABI 1.0 layout (%zu)",
+			snprintf(err, len,
+				 "cmdq ops struct_size %u is smaller than the ABI 1.0 layout (%zu)",
 				 o->struct_size, sizeof(*o));
 			return -EINVAL;
 		}
 		if (!o->init || !o->issue) {
-			snprintf(err, len, "required cmdq op '%s' is NULL", !o->init ? "init" : "issue");
+			snprintf(err, len, "required cmdq op '%s' is NULL",
+				 !o->init ? "init" : "issue");
 			return -EINVAL;
 		}
 		return 0;
 	}
 	const struct lab_iova_ops *o = d->ops;
 	if (!LAB_OPS_HAS(o, flush_all)) {
-		snprintf(err, len, "iova ops struct_size %u is smaller than the ABI 1.0 layout (%zu)",
+		snprintf(err, len,
+			 "iova ops struct_size %u is smaller than the ABI 1.0 layout (%zu)",
 			 o->struct_size, offsetof(struct lab_iova_ops, tick));
 		return -EINVAL;
 	}
@@ -118,8 +121,9 @@ static int check_tables(const struct lab_plugin *d, char *err, size_t len)
 		const struct lab_counter *k = &d->counters[i];
 		if (!valid_name(k->name) || !k->help ||
 		    (k->kind != LAB_COUNTER_EVENTS && k->kind != LAB_COUNTER_LEVEL)) {
-			snprintf(err, len, "counter %u ('%s'): needs a [a-z0-9_] name, help and a kind",
-				 i, k->name ? k->name : "(null)");
+			snprintf(err, len,
+				 "counter %u ('%s'): needs a [a-z0-9_] name, help and a kind", i,
+				 k->name ? k->name : "(null)");
 			return -EINVAL;
 		}
 	}
@@ -154,13 +158,15 @@ static int check_descriptor(const char *path, const struct lab_plugin *d, char *
 		return -EINVAL;
 	}
 	if (d->abi_major != LAB_ABI_MAJOR || d->abi_minor > LAB_ABI_MINOR) {
-		snprintf(err, len, "ABI %u.%u, host speaks %d.0 to %d.%d: rebuild the plugin against "
-			 "this host's headers", d->abi_major, d->abi_minor, LAB_ABI_MAJOR,
-			 LAB_ABI_MAJOR, LAB_ABI_MINOR);
+		snprintf(err, len,
+			 "ABI %u.%u, host speaks %d.0 to %d.%d: rebuild the plugin against "
+			 "this host's headers",
+			 d->abi_major, d->abi_minor, LAB_ABI_MAJOR, LAB_ABI_MAJOR, LAB_ABI_MINOR);
 		return -EPROTO;
 	}
 	if (d->struct_size < offsetof(struct lab_plugin, ops) + sizeof(d->ops)) {
-		snprintf(err, len, "descriptor struct_size %u is smaller than the ABI 1.0 layout (%zu)",
+		snprintf(err, len,
+			 "descriptor struct_size %u is smaller than the ABI 1.0 layout (%zu)",
 			 d->struct_size, sizeof(struct lab_plugin));
 		return -EINVAL;
 	}
@@ -180,7 +186,8 @@ static int check_descriptor(const char *path, const struct lab_plugin *d, char *
 		return -EINVAL;
 	}
 	if (!valid_name(d->name) || strcmp(d->name, name)) {
-		snprintf(err, len, "name '%s' does not match the file name (expected '%s' in %s-%s.so)",
+		snprintf(err, len,
+			 "name '%s' does not match the file name (expected '%s' in %s-%s.so)",
 			 d->name ? d->name : "(null)", name, kind, name);
 		return -EINVAL;
 	}
@@ -209,8 +216,9 @@ int plugin_load(const char *path, struct loaded_plugin *out, char *err, size_t e
 	*(void **)&entry = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
 	if (!entry) {
 		const char *e = dlerror();
-		snprintf(err, err_len, "%s: no entry symbol '%s' (export it with LAB_PLUGIN_EXPORT): %s",
-			 path, LAB_PLUGIN_ENTRY_NAME, e ? e : "not found");
+		snprintf(err, err_len,
+			 "%s: no entry symbol '%s' (export it with LAB_PLUGIN_EXPORT): %s", path,
+			 LAB_PLUGIN_ENTRY_NAME, e ? e : "not found");
 		rc = -ENOENT;
 		goto err_close;
 	}
@@ -282,8 +290,10 @@ int registry_add_file(struct plugin_registry *r, const char *path, struct diag_l
 			plugin_unload(&p);
 			return 0;
 		}
-		diag_add(diags, "%s: plugin name '%s' is also used by %s: remove one of them or "
-			 "narrow the plugin search path", p.path, p.desc->name, prev->path);
+		diag_add(diags,
+			 "%s: plugin name '%s' is also used by %s: remove one of them or "
+			 "narrow the plugin search path",
+			 p.path, p.desc->name, prev->path);
 		if (!prev->duplicate_of)
 			prev->duplicate_of = strdup(p.path);
 		plugin_unload(&p);
@@ -324,7 +334,8 @@ int registry_add_dir(struct plugin_registry *r, const char *dir, bool quiet,
 		if (len < 4 || strcmp(e->d_name + len - 3, ".so"))
 			continue;
 		if (ends_with(e->d_name, SIM_SUFFIX))
-			continue; /* a plugin's sim build: plugin_build_for() opens it beside its .so */
+			continue; /* a plugin's sim build: plugin_build_for() opens it beside its
+				     .so */
 		char **v = array_grow(names, &cap, n + 1, sizeof(*v));
 		if (!v)
 			break;
@@ -432,8 +443,10 @@ const struct lab_plugin *plugin_sim_build(const struct lab_plugin *native, char 
 	}
 	snprintf(path, sizeof(path), "%.*s%s", (int)(len - 3), info.dli_fname, SIM_SUFFIX);
 	if (access(path, F_OK)) {
-		snprintf(err, err_len, "%s has no sim build: %s: %s (build it with -DLAB_ENGINE_SIM, "
-			 "see lab.h)", info.dli_fname, path, strerror(errno));
+		snprintf(err, err_len,
+			 "%s has no sim build: %s: %s (build it with -DLAB_ENGINE_SIM, "
+			 "see lab.h)",
+			 info.dli_fname, path, strerror(errno));
 		return NULL;
 	}
 	if (n_builds == BUILDS_MAX) {
@@ -446,8 +459,10 @@ const struct lab_plugin *plugin_sim_build(const struct lab_plugin *native, char 
 		return NULL;
 	}
 	if (!builds_agree(native, b->sim.desc)) {
-		snprintf(err, err_len, "%s does not match %s (name, kind, ABI, config, counters, "
-			 "phases or parameters)", path, info.dli_fname);
+		snprintf(err, err_len,
+			 "%s does not match %s (name, kind, ABI, config, counters, "
+			 "phases or parameters)",
+			 path, info.dli_fname);
 		plugin_unload(&b->sim);
 		return NULL;
 	}

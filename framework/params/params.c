@@ -122,8 +122,8 @@ static int parse_magnitude(const char *text, bool *neg, uint64_t *mag)
 	return 0;
 }
 
-static int parse_int(const struct lab_param *p, const char *text, union param_value *v,
-		     char *err, size_t err_len)
+static int parse_int(const struct lab_param *p, const char *text, union param_value *v, char *err,
+		     size_t err_len)
 {
 	char range[96];
 	uint64_t mag;
@@ -142,8 +142,8 @@ static int parse_int(const struct lab_param *p, const char *text, union param_va
 	return 0;
 }
 
-static int parse_uint(const struct lab_param *p, const char *text, union param_value *v,
-		      char *err, size_t err_len)
+static int parse_uint(const struct lab_param *p, const char *text, union param_value *v, char *err,
+		      size_t err_len)
 {
 	char range[96];
 	uint64_t mag;
@@ -207,8 +207,8 @@ static void join_choices(const char *const *choices, const char *sep, char *buf,
 	}
 }
 
-static int parse_enum(const struct lab_param *p, const char *text, union param_value *v,
-		      char *err, size_t err_len)
+static int parse_enum(const struct lab_param *p, const char *text, union param_value *v, char *err,
+		      size_t err_len)
 {
 	char list[256];
 
@@ -222,8 +222,8 @@ static int parse_enum(const struct lab_param *p, const char *text, union param_v
 	return fail(err, err_len, -EINVAL, "'%s' is not one of: %s", text, list);
 }
 
-static int parse_value(const struct lab_param *p, const char *text, union param_value *v,
-		       char *err, size_t err_len)
+static int parse_value(const struct lab_param *p, const char *text, union param_value *v, char *err,
+		       size_t err_len)
 {
 	switch (p->type) {
 	case LAB_PARAM_BOOL:
@@ -595,8 +595,9 @@ static int check_entry(const struct lab_param *p, size_t config_size, char *err,
 	if (p->type == LAB_PARAM_ENUM && (!p->choices || !p->choices[0]))
 		return fail(err, err_len, -EINVAL, "param '%s': enum without choices", p->key);
 	if (p->offset > config_size || size > config_size - p->offset)
-		return fail(err, err_len, -EINVAL, "param '%s': offset %zu + size %zu > config size %zu",
-			    p->key, p->offset, size, config_size);
+		return fail(err, err_len, -EINVAL,
+			    "param '%s': offset %zu + size %zu > config size %zu", p->key,
+			    p->offset, size, config_size);
 	if (p->offset % param_type_align(p->type))
 		return fail(err, err_len, -EINVAL, "param '%s': offset %zu not aligned for %s",
 			    p->key, p->offset, param_type_name(p->type));

@@ -112,8 +112,8 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	}
 
 	bool logy = ymin > 0 && isfinite(ymin) && ymax / ymin > 20;
-	bool logx =
-	    !points && c->x_numeric && c->x_num[0] > 0 && c->x_num[c->n_x - 1] / c->x_num[0] > 16;
+	bool logx = !points && c->x_numeric && c->x_num[0] > 0 &&
+		    c->x_num[c->n_x - 1] / c->x_num[0] > 16;
 
 	f = fopen(dat, "w");
 	lf = open_memstream(&labels, &labels_len);
@@ -187,7 +187,7 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 		goto out;
 	plot_sanitize_label(xlabel);
 
-	const char *args[6] = {title, subtitle, xlabel, ylabel, labels, flags};
+	const char *args[6] = { title, subtitle, xlabel, ylabel, labels, flags };
 
 	ret = plot_render(c, name, "lines.gp", args);
 out:
@@ -221,17 +221,17 @@ static int plot_latency(struct plot_ctx *c)
 		char *p99 = metric ? util_asprintf("%s_p99_ns", metric) : NULL;
 		char *name = metric ? util_asprintf("latency-%s", metric) : NULL;
 		char *title =
-		    metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
-					   "mean of repeats with 95%% CI",
-					   metric)
-			   : NULL;
+			metric ? util_asprintf("%s latency: p50 (filled) and p99 (open, dashed), "
+					       "mean of repeats with 95%% CI",
+					       metric)
+			       : NULL;
 		int ret = -ENOMEM;
 
 		if (p99 && name && title) {
 			sanitize_name(name);
 			plot_sanitize_label(title);
 			long c99 = csv_column(&c->t, p99);
-			struct series s[2] = {{(long)i, "p50"}, {c99, "p99"}};
+			struct series s[2] = { { (long)i, "p50" }, { c99, "p99" } };
 
 			ret = graph_lines(c, name, title, subtitle_of(false), "latency (ns)", s,
 					  c99 >= 0 ? 2 : 1);
@@ -249,7 +249,7 @@ static int plot_latency(struct plot_ctx *c)
 static int plot_throughput(struct plot_ctx *c)
 {
 	long col = csv_column(&c->t, "ops_per_sec");
-	struct series s = {col, NULL};
+	struct series s = { col, NULL };
 
 	if (col < 0)
 		return 0;
@@ -277,8 +277,8 @@ static int plot_counters(struct plot_ctx *c)
 			continue;
 		char *name = util_asprintf("counter-%s", h);
 		char *title =
-		    events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
-		struct series s = {events ? cp : (long)i, NULL};
+			events ? util_asprintf("%s per op", h) : util_asprintf("%s at the end", h);
+		struct series s = { events ? cp : (long)i, NULL };
 
 		if (name && title) {
 			sanitize_name(name);
@@ -379,7 +379,7 @@ static int plot_phases(struct plot_ctx *c)
 	}
 	plot_sanitize_label(title);
 
-	const char *args[6] = {title, subtitle_of(false), "", "ns per op", labels, ""};
+	const char *args[6] = { title, subtitle_of(false), "", "ns per op", labels, "" };
 
 	ret = plot_render(c, "phases", "phases.gp", args);
 out:
@@ -467,12 +467,12 @@ static void ctx_free(struct plot_ctx *c)
 int plot_results(const char *results_dir, const char *template_dir, const char *gnuplot,
 		 struct plot_report *report, char *err, size_t err_len)
 {
-	struct plot_ctx c = {.dir = results_dir,
-			     .template_dir = template_dir,
-			     .rep = report,
-			     .err = err,
-			     .err_len = err_len,
-			     .log_fd = -1};
+	struct plot_ctx c = { .dir = results_dir,
+			      .template_dir = template_dir,
+			      .rep = report,
+			      .err = err,
+			      .err_len = err_len,
+			      .log_fd = -1 };
 	int ret;
 
 	memset(report, 0, sizeof(*report));
@@ -534,10 +534,10 @@ int plot_results(const char *results_dir, const char *template_dir, const char *
 
 	if (!c.gnuplot) {
 		report->rendered = 0;
-		snprintf(
-		    report->note, sizeof(report->note),
-		    "gnuplot not found; the data and scripts are in %s: render with: gnuplot %s",
-		    c.plots_dir, c.first_graph ? c.first_graph : "<name>.gp");
+		snprintf(report->note, sizeof(report->note),
+			 "gnuplot not found; the data and scripts are in %s: render with: gnuplot "
+			 "%s",
+			 c.plots_dir, c.first_graph ? c.first_graph : "<name>.gp");
 	} else if (c.n_render_failed) {
 		ret = plot_set_err(&c, -EIO, "gnuplot failed on %d plot_render(s); see %s",
 				   c.n_render_failed, c.log_path);

@@ -26,10 +26,10 @@
 #include <stddef.h>
 
 struct plot_report {
-	char **written;	  /* paths of the .png/.svg produced (or .gp when not rendered) */
+	char **written; /* paths of the .png/.svg produced (or .gp when not rendered) */
 	size_t n_written;
-	int rendered;	  /* 1 if gnuplot ran and produced the images */
-	char note[512];	  /* e.g. "gnuplot not found: render with: gnuplot DIR/plots/x.gp" */
+	int rendered;	/* 1 if gnuplot ran and produced the images */
+	char note[512]; /* e.g. "gnuplot not found: render with: gnuplot DIR/plots/x.gp" */
 };
 
 /*

@@ -23,7 +23,7 @@ extern char **environ;
 /* A gnuplot render of one graph is well under a second; a hung one must not hang the run. */
 #define GNUPLOT_TIMEOUT_MS 60000
 
-static const char *const template_names[] = {"style.gp", "lines.gp", "phases.gp"};
+static const char *const template_names[] = { "style.gp", "lines.gp", "phases.gp" };
 
 /* ---- gnuplot ---- */
 
@@ -91,7 +91,7 @@ static int run_program(struct plot_ctx *c, char *const argv[])
 				GNUPLOT_TIMEOUT_MS);
 			return -ETIMEDOUT;
 		}
-		struct timespec ts = {0, 10 * 1000 * 1000};
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 	}
@@ -122,9 +122,9 @@ int plot_render(struct plot_ctx *c, const char *name, const char *template,
 	char *gp = util_asprintf("%s/%s.gp", c->plots_dir, name);
 	char *dat = util_asprintf("%s/%s.dat", c->plots_dir, name);
 	char *tpl = util_asprintf("%s/%s", c->template_dir, template);
-	char *out[2] = {util_asprintf("%s/%s.png", c->plots_dir, name),
-			util_asprintf("%s/%s.svg", c->plots_dir, name)};
-	static const char *const ext[2] = {"png", "svg"};
+	char *out[2] = { util_asprintf("%s/%s.png", c->plots_dir, name),
+			 util_asprintf("%s/%s.svg", c->plots_dir, name) };
+	static const char *const ext[2] = { "png", "svg" };
 	FILE *f = NULL;
 	int ret = -ENOMEM;
 
@@ -165,19 +165,19 @@ int plot_render(struct plot_ctx *c, const char *name, const char *template,
 		goto out;
 	}
 	for (int k = 0; k < 2; k++) {
-		char *argv[] = {c->gnuplot,
-				"-c",
-				tpl,
-				dat,
-				out[k],
-				(char *)args[0],
-				(char *)args[1],
-				(char *)args[2],
-				(char *)args[3],
-				(char *)args[4],
-				(char *)args[5],
-				(char *)ext[k],
-				NULL};
+		char *argv[] = { c->gnuplot,
+				 "-c",
+				 tpl,
+				 dat,
+				 out[k],
+				 (char *)args[0],
+				 (char *)args[1],
+				 (char *)args[2],
+				 (char *)args[3],
+				 (char *)args[4],
+				 (char *)args[5],
+				 (char *)ext[k],
+				 NULL };
 		struct stat st;
 
 		unlink(out[k]);

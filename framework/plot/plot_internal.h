@@ -54,7 +54,7 @@ struct plot_ctx {
 
 /* Put a message in c->err; returns ret. */
 int plot_set_err(struct plot_ctx *c, int ret, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+	__attribute__((format(printf, 3, 4)));
 /* Add a path written to the report. 0 or -ENOMEM. */
 int plot_report_add(struct plot_report *rep, const char *path);
 /* Text that goes into a gnuplot argument list or data file: one line, no '"' or '|'. */

@@ -85,9 +85,9 @@ static int group_rows(struct plot_ctx *c)
 	long *key = malloc((c->t.n_rows + 1) * sizeof(*key));
 	int ret = -ENOMEM;
 
-	c->table = (struct agg_table){.rows = (char *const *const *)c->t.rows,
-				      .n_rows = c->t.n_rows,
-				      .c_status = (size_t)c->c_status};
+	c->table = (struct agg_table){ .rows = (char *const *const *)c->t.rows,
+				       .n_rows = c->t.n_rows,
+				       .c_status = (size_t)c->c_status };
 	c->cell = calloc(c->n_lines * c->n_x + 1, sizeof(*c->cell));
 	if (!key || !c->cell)
 		goto out;

@@ -237,7 +237,7 @@ static void *xfer_main(void *arg)
 				return NULL;
 			for (unsigned k = 0; k < XFER_LINES; k++)
 				*xfer_line(j, j->order[k]) =
-				    xfer_line(j, j->order[(k + 1) % XFER_LINES]);
+					xfer_line(j, j->order[(k + 1) % XFER_LINES]);
 			__atomic_store_n(&j->turn, 2ull * st + 1, __ATOMIC_RELEASE);
 			continue;
 		}
@@ -251,7 +251,7 @@ static void *xfer_main(void *arg)
 		double remote = (double)(t1 - t0), local = (double)(t2 - t1);
 		if (st >= XFER_WARMUP)
 			j->samples[st - XFER_WARMUP] =
-			    (remote > local ? remote - local : 0) / XFER_LINES;
+				(remote > local ? remote - local : 0) / XFER_LINES;
 		__atomic_store_n(&j->turn, 2ull * st + 2, __ATOMIC_RELEASE);
 	}
 	__asm__ __volatile__("" ::"r"(sink));
@@ -289,7 +289,7 @@ static int xfer_pair(const struct lab_clock *clk, int a, int b, unsigned rounds,
 		j->order[r] = t;
 	}
 	for (; started < 2; started++) {
-		args[started] = (struct xfer_arg){j, started};
+		args[started] = (struct xfer_arg){ j, started };
 		rc = -pthread_create(&th[started], NULL, xfer_main, &args[started]);
 		if (rc) {
 			__atomic_store_n(&j->stop, 1, __ATOMIC_RELEASE);
@@ -575,8 +575,8 @@ int probe_run(const struct probe_opts *o, struct probe_result *r)
 	for (uint32_t i = 1; i < r->n; i++) {
 		for (uint32_t j = 0; j < i; j++) {
 			for (unsigned k = 0; k < rounds; k++) {
-				rc =
-				    pingpong_once(&clk, r->cpus[i], r->cpus[j], iters, &samples[k]);
+				rc = pingpong_once(&clk, r->cpus[i], r->cpus[j], iters,
+						   &samples[k]);
 				if (rc)
 					goto fail;
 			}
@@ -708,8 +708,8 @@ const double *probe_topology_matrix(const struct probe_result *r)
 }
 
 static const char *const matrix_what[] = {
-    [PROBE_MATRIX_PINGPONG] = "CAS ping-pong round trip / 2",
-    [PROBE_MATRIX_TRANSFER] = "one isolated miss from the other core's cache",
+	[PROBE_MATRIX_PINGPONG] = "CAS ping-pong round trip / 2",
+	[PROBE_MATRIX_TRANSFER] = "one isolated miss from the other core's cache",
 };
 
 int probe_write_topology(const struct probe_result *r, const char *path, const char *host,

@@ -14,8 +14,9 @@ void csv_write_field(FILE *f, const char *s, bool force_quote)
 	if (!s)
 		s = "";
 	size_t len = strlen(s);
-	bool quote = force_quote || strpbrk(s, ",\"\r\n") ||
-		     (len && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t'));
+	bool quote =
+		force_quote || strpbrk(s, ",\"\r\n") ||
+		(len && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t'));
 
 	if (!quote) {
 		fputs(s, f);
@@ -119,8 +120,7 @@ int csv_read(const char *path, struct csv_table *t, char *err, size_t err_len)
 	return csv_read_flags(path, 0, t, err, err_len);
 }
 
-int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *err,
-		   size_t err_len)
+int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *err, size_t err_len)
 {
 	char *data = NULL;
 	size_t len = 0, pos = 0, line = 1, row_cap = 0;
@@ -141,7 +141,8 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 		size_t rec_line = line;
 
 		/* A blank line carries no record (a trailing newline, or an editor's). */
-		if (data[pos] == '\n' || (data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n')) {
+		if (data[pos] == '\n' ||
+		    (data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n')) {
 			pos += data[pos] == '\r' ? 2 : 1;
 			line++;
 			continue;
@@ -180,11 +181,13 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 				}
 				if (pos < len && data[pos] != ',' && data[pos] != '\n' &&
 				    !(data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n'))
-					FAIL(line, "unexpected '%c' after the closing quote of field %zu",
+					FAIL(line,
+					     "unexpected '%c' after the closing quote of field %zu",
 					     data[pos], n_fields + 1);
 			} else {
 				while (pos < len && data[pos] != ',' && data[pos] != '\n' &&
-				       !(data[pos] == '\r' && pos + 1 < len && data[pos + 1] == '\n')) {
+				       !(data[pos] == '\r' && pos + 1 < len &&
+					 data[pos + 1] == '\n')) {
 					if (data[pos] == '"')
 						FAIL(line, "quote inside unquoted field %zu",
 						     n_fields + 1);
@@ -213,8 +216,8 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 			t->n_cols = n_fields;
 		} else {
 			if (n_fields != t->n_cols)
-				FAIL(rec_line, "%zu fields, but the header has %zu columns", n_fields,
-				     t->n_cols);
+				FAIL(rec_line, "%zu fields, but the header has %zu columns",
+				     n_fields, t->n_cols);
 			if (push_row(t, &row_cap, fields, rec_line))
 				goto nomem;
 		}

@@ -15,10 +15,10 @@
 void csv_write_field(FILE *f, const char *s, bool force_quote);
 
 struct csv_table {
-	char **header;	  /* column names */
+	char **header; /* column names */
 	size_t n_cols;
-	char ***rows;	  /* rows[i][c]: never NULL, "" for an empty field */
-	size_t *lines;	  /* the line each row starts on, for messages */
+	char ***rows;  /* rows[i][c]: never NULL, "" for an empty field */
+	size_t *lines; /* the line each row starts on, for messages */
 	size_t n_rows;
 };
 

@@ -68,10 +68,10 @@ struct results *results_create(const char *dir, const struct results_layout *lay
 	if (fd < 0) {
 		ret = -errno;
 		if (ret == -EEXIST)
-			snprintf(
-			    err, err_len,
-			    "%s already holds a trials.csv: refusing to overwrite a previous run",
-			    dir);
+			snprintf(err, err_len,
+				 "%s already holds a trials.csv: refusing to overwrite a previous "
+				 "run",
+				 dir);
 		else
 			snprintf(err, err_len, "%s: %s", path, strerror(-ret));
 		goto fail;

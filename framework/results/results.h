@@ -28,13 +28,13 @@
 
 /* The column layout of a run, fixed before the first trial. */
 struct results_layout {
-	const char *const *axes;	/* "section.key" per sweep axis */
+	const char *const *axes; /* "section.key" per sweep axis */
 	size_t n_axes;
-	const char *const *metrics;	/* metric names, e.g. "op" or "map", "unmap" */
+	const char *const *metrics; /* metric names, e.g. "op" or "map", "unmap" */
 	size_t n_metrics;
-	const char *const *phases;	/* phase names (union, "other" first) */
+	const char *const *phases; /* phase names (union, "other" first) */
 	size_t n_phases;
-	const char *const *counters;	/* counter names (union) */
+	const char *const *counters; /* counter names (union) */
 	size_t n_counters;
 };
 
@@ -71,10 +71,10 @@ int results_append(struct results *r, const struct trial_result *t);
 struct results_meta {
 	const char *name;
 	const char *scenario_path;
-	const char *started;	/* ISO 8601 */
-	const char *finished;	/* ISO 8601, or NULL while running */
+	const char *started;  /* ISO 8601 */
+	const char *finished; /* ISO 8601, or NULL while running */
 	int interrupted;
-	const char *x_key;	/* the first swept key, or NULL */
+	const char *x_key; /* the first swept key, or NULL */
 };
 int results_write_summary(struct results *r, const struct results_meta *meta);
 

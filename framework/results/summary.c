@@ -143,11 +143,11 @@ static void write_group(FILE *f, const struct results *r, const struct agg_table
 /* Per (point, plugin), in the order of their first trial: the mean and CI over repeats. */
 static int write_aggregates(FILE *f, const struct results *r, double *vals)
 {
-	const struct agg_table t = {.rows = (char *const *const *)r->rows,
-				    .n_rows = r->n_rows,
-				    .c_status = columns_at(&r->cols, COL_STATUS, 0)};
-	const size_t keys[] = {columns_at(&r->cols, COL_POINT, 0),
-			       columns_at(&r->cols, COL_PLUGIN, 0)};
+	const struct agg_table t = { .rows = (char *const *const *)r->rows,
+				     .n_rows = r->n_rows,
+				     .c_status = columns_at(&r->cols, COL_STATUS, 0) };
+	const size_t keys[] = { columns_at(&r->cols, COL_POINT, 0),
+				columns_at(&r->cols, COL_PLUGIN, 0) };
 	long *key = malloc((r->n_rows + 1) * sizeof(*key));
 	struct agg_groups groups;
 

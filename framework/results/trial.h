@@ -14,7 +14,7 @@
 #include "stats/histogram.h"
 
 #define TRIAL_MAX_METRICS 4
-#define TRIAL_ERR_LEN 512
+#define TRIAL_ERR_LEN	  512
 
 enum trial_status {
 	TRIAL_OK = 0,
@@ -30,13 +30,13 @@ struct trial_metric {
 struct trial_counter {
 	const char *name;
 	enum lab_counter_kind kind;
-	uint64_t total;	 /* EVENTS: sum over CPUs in the measured window; LEVEL: final level */
-	double per_op;	 /* EVENTS: total / ops; LEVEL: same as total */
+	uint64_t total; /* EVENTS: sum over CPUs in the measured window; LEVEL: final level */
+	double per_op;	/* EVENTS: total / ops; LEVEL: same as total */
 };
 
 struct trial_phase {
-	const char *name;	/* "other" for phase 0 */
-	double ns_per_op;	/* mean time per op spent in this phase */
+	const char *name; /* "other" for phase 0 */
+	double ns_per_op; /* mean time per op spent in this phase */
 };
 
 /* What running the trial cost the host (the engine's own speed; not a result of the plugin). */
@@ -48,10 +48,10 @@ struct trial_engine_cost {
 
 struct trial_result {
 	/* identity */
-	uint32_t index;		/* 0-based, in run order */
-	uint32_t point;		/* sweep point */
-	uint32_t repeat;	/* 0 .. repeats-1 */
-	const char *plugin;	/* the plugin(s) under test: "cmpxchg", or "cmpxchg+fixed_depot" */
+	uint32_t index;	    /* 0-based, in run order */
+	uint32_t point;	    /* sweep point */
+	uint32_t repeat;    /* 0 .. repeats-1 */
+	const char *plugin; /* the plugin(s) under test: "cmpxchg", or "cmpxchg+fixed_depot" */
 	const char *const *swept_values; /* one per sweep axis, as text */
 	uint32_t n_swept;
 
@@ -60,18 +60,19 @@ struct trial_result {
 
 	/* conditions */
 	uint32_t cpus;
-	const char *engine;	/* "native" | "sim" */
+	const char *engine;	 /* "native" | "sim" */
 	const char *device_mode; /* "inline" | "thread" */
 	bool oversubscribed;
-	double duration_s;	/* measured window */
+	double duration_s; /* measured window */
 
 	/* results */
-	uint64_t ops;		/* completed ops, all CPUs */
+	uint64_t ops; /* completed ops, all CPUs */
 	double ops_per_sec;
 	uint64_t ops_min_cpu, ops_max_cpu; /* fairness */
 	struct trial_metric metrics[TRIAL_MAX_METRICS];
 	uint32_t n_metrics;
-	struct trial_counter counters[LAB_MAX_COUNTERS + 12]; /* plugin's, then the host's (up to 9) */
+	struct trial_counter
+		counters[LAB_MAX_COUNTERS + 12]; /* plugin's, then the host's (up to 9) */
 	uint32_t n_counters;
 	struct trial_phase phases[LAB_MAX_PHASES];
 	uint32_t n_phases;

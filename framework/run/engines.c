@@ -8,7 +8,7 @@
 #include "engine/native/native.h"
 #include "engine/sim/sim_engine.h"
 
-static const struct engine_ops *const engines[] = {&native_engine, &sim_engine};
+static const struct engine_ops *const engines[] = { &native_engine, &sim_engine };
 
 const struct engine_ops *engine_find(enum engine_kind kind)
 {

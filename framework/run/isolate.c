@@ -206,20 +206,21 @@ static void failed_result(struct isolate_job *j, int status)
 
 	res->status = TRIAL_FAILED;
 	if (j->stalled)
-		snprintf(
-		    res->error, sizeof(res->error),
-		    "killed after %.1f s: the simulation made no progress for %.1f s of wall "
-		    "time (stuck at %.3f ms of virtual time, %llu lab.h operations in): a plugin "
-		    "looping without calling lab.h, where the virtual watchdog cannot see it",
-		    (double)elapsed / 1000.0, (double)j->lim.stall_ms / 1000.0,
-		    (double)__atomic_load_n(&j->block->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
-		    (unsigned long long)j->seen_steps);
+		snprintf(res->error, sizeof(res->error),
+			 "killed after %.1f s: the simulation made no progress for %.1f s of wall "
+			 "time (stuck at %.3f ms of virtual time, %llu lab.h operations in): a "
+			 "plugin "
+			 "looping without calling lab.h, where the virtual watchdog cannot see it",
+			 (double)elapsed / 1000.0, (double)j->lim.stall_ms / 1000.0,
+			 (double)__atomic_load_n(&j->block->progress.virtual_ns, __ATOMIC_RELAXED) /
+				 1e6,
+			 (unsigned long long)j->seen_steps);
 	else if (j->killed)
-		snprintf(
-		    res->error, sizeof(res->error),
-		    "killed after %.1f s: the trial outlived its duration, warm-up and watchdog "
-		    "(a plugin stuck where neither the watchdog nor a signal could unwind it)",
-		    (double)j->lim.limit_ms / 1000.0);
+		snprintf(res->error, sizeof(res->error),
+			 "killed after %.1f s: the trial outlived its duration, warm-up and "
+			 "watchdog "
+			 "(a plugin stuck where neither the watchdog nor a signal could unwind it)",
+			 (double)j->lim.limit_ms / 1000.0);
 	else if (WIFSIGNALED(status))
 		snprintf(res->error, sizeof(res->error),
 			 "crashed: %s (%s) in the trial's process; the plugin likely touched bad "

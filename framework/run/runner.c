@@ -127,8 +127,8 @@ static void trial_limits(const struct scenario_cfg *cfg, struct isolate_limits *
 		lim->limit_ms = 0;
 		lim->stall_ms = watchdog2 > ISOLATE_STALL_MS ? watchdog2 : ISOLATE_STALL_MS;
 	} else {
-		lim->limit_ms = cfg->scenario.warmup_ms + cfg->scenario.duration_ms + watchdog2 +
-				30000;
+		lim->limit_ms =
+			cfg->scenario.warmup_ms + cfg->scenario.duration_ms + watchdog2 + 30000;
 		lim->stall_ms = 0;
 	}
 }
@@ -201,7 +201,8 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 		rc = add_name(&counters, &n_counters, "harness_ns");
 	for (size_t e = 0; e < engine_count() && !rc; e++) {
 		const struct engine_ops *eng = engine_at(e);
-		for (size_t k = 0; uses_engine(s, eng) && k < ENGINE_MAX_STATS && eng->stats[k] && !rc; k++)
+		for (size_t k = 0;
+		     uses_engine(s, eng) && k < ENGINE_MAX_STATS && eng->stats[k] && !rc; k++)
 			rc = add_name(&counters, &n_counters, eng->stats[k]);
 	}
 	l->axes = axes;
@@ -253,10 +254,10 @@ static struct trial_slot *trial_slots(const struct scenario *s, const struct sce
 		const struct engine_ops *e = engine_find(points[pt].cfg.scenario.engine);
 		for (size_t k = 0; k < n_combos; k++)
 			for (uint64_t rp = 0; rp < points[pt].cfg.scenario.repeats; rp++)
-				v[(*n)++] = (struct trial_slot){.point = (uint32_t)pt,
-								.repeat = (uint32_t)rp,
-								.combo = (uint32_t)k,
-								.exclusive = e && e->exclusive};
+				v[(*n)++] = (struct trial_slot){ .point = (uint32_t)pt,
+								 .repeat = (uint32_t)rp,
+								 .combo = (uint32_t)k,
+								 .exclusive = e && e->exclusive };
 	}
 	return v;
 }
@@ -350,7 +351,7 @@ static void start_trial(struct run_state *st, size_t i)
 	 * whatever runs next to it. */
 	struct scenario_cfg tcfg = point->cfg;
 	tcfg.scenario.seed = runner_trial_seed(point->cfg.scenario.seed, t->point, t->repeat);
-	struct trial_request req = {.cfg = &tcfg};
+	struct trial_request req = { .cfg = &tcfg };
 	if (cb->cmdq >= 0) {
 		req.cmdq = s->cmdq[cb->cmdq].desc;
 		req.cmdq_config = point->plugin_cfgs[cb->cmdq];
@@ -406,7 +407,7 @@ static void write_trial(struct run_state *st, size_t i)
 	st->written++;
 	write_meta(st->r, st->meta, st->started, false, false);
 	if (st->opt->progress) {
-		struct run_progress p = {.done = st->written, .total = st->total, .last = t->res};
+		struct run_progress p = { .done = st->written, .total = st->total, .last = t->res };
 		size_t ran = st->written - rep->resumed;
 		p.elapsed_s = now_s() - st->t0;
 		p.eta_s = p.elapsed_s / (double)ran * (double)(st->total - st->written);
@@ -483,15 +484,15 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 	size_t n_combos;
 	struct combo *combo = combos(s, &n_combos);
 	struct results_layout layout;
-	struct results_meta meta = {.name = s->base.scenario.name, .scenario_path = s->path};
+	struct results_meta meta = { .name = s->base.scenario.name, .scenario_path = s->path };
 	char started[64];
-	struct run_state st = {.s = s,
-			       .opt = opt,
-			       .rep = rep,
-			       .meta = &meta,
-			       .started = started,
-			       .combo = combo,
-			       .t0 = now_s()};
+	struct run_state st = { .s = s,
+				.opt = opt,
+				.rep = rep,
+				.meta = &meta,
+				.started = started,
+				.combo = combo,
+				.t0 = now_s() };
 	int rc;
 
 	memset(rep, 0, sizeof(*rep));

@@ -18,18 +18,18 @@
 #include "scenario/scenario.h"
 
 struct run_progress {
-	size_t done, total;	  /* trials */
+	size_t done, total; /* trials */
 	double elapsed_s, eta_s;
 	const struct trial_result *last; /* the trial that just ended */
 };
 
 struct run_options {
-	const char *out_dir;	/* results directory to create */
+	const char *out_dir; /* results directory to create */
 	/* Called after each trial (may print). */
 	void (*progress)(void *arg, const struct run_progress *p);
 	void *arg;
-	volatile int *stop;	/* set asynchronously: 1 = start no more trials, 2 = stop now */
-	bool resume;		/* out_dir holds an interrupted run of this scenario: finish it */
+	volatile int *stop; /* set asynchronously: 1 = start no more trials, 2 = stop now */
+	bool resume;	    /* out_dir holds an interrupted run of this scenario: finish it */
 	/* Trials in flight at once, each in its child (0 is 1); an exclusive engine's trial
 	 * (native) still runs alone. */
 	unsigned jobs;
@@ -37,7 +37,7 @@ struct run_options {
 
 struct run_report {
 	size_t trials, failed;
-	size_t resumed;		/* trials found already done in out_dir */
+	size_t resumed; /* trials found already done in out_dir */
 	bool interrupted;
 	char dir[4096];
 };

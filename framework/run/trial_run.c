@@ -32,7 +32,7 @@ struct trial {
 	const struct workload_ops *workload;
 	uint32_t ncpus;
 	struct host_env *env;
-	struct smmu_dev *dev;		/* cmdq and dma workloads */
+	struct smmu_dev *dev; /* cmdq and dma workloads */
 	const struct lab_cmdq_ops *cops;
 	void *cstate;
 	bool cstate_ok;
@@ -40,10 +40,10 @@ struct trial {
 	void *istate;
 	bool istate_ok;
 	uint64_t tick_ns;
-	struct iova_slowpath *sp;	/* iova and dma workloads */
-	struct iova_wl *iwl;	/* the IOVA half (iova and dma workloads) */
-	void *wl;		/* the workload (t->workload's) */
-	struct cmdq_wl *cwl;	/* the same, for the oracle, when it is the cmdq workload */
+	struct iova_slowpath *sp; /* iova and dma workloads */
+	struct iova_wl *iwl;	  /* the IOVA half (iova and dma workloads) */
+	void *wl;		  /* the workload (t->workload's) */
+	struct cmdq_wl *cwl;	  /* the same, for the oracle, when it is the cmdq workload */
 	struct lab_counter counters[2 * LAB_MAX_COUNTERS]; /* the cmdq plugin's, then the iova's */
 	uint32_t n_counters;
 	uint32_t iova_counter_off;
@@ -68,8 +68,8 @@ static void on_violation(void *arg)
 	host_env_abort(arg);
 }
 
-__attribute__((format(printf, 2, 3))) static void fail(struct trial_result *res,
-							const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void fail(struct trial_result *res, const char *fmt,
+						       ...)
 {
 	va_list ap;
 
@@ -239,7 +239,8 @@ static void add_counter(struct trial_result *res, const char *name, enum lab_cou
 	k->kind = kind;
 	k->total = total;
 	k->per_op = kind == LAB_COUNTER_LEVEL ? (double)total
-					      : res->ops ? (double)total / (double)res->ops : 0;
+		    : res->ops		      ? (double)total / (double)res->ops
+					      : 0;
 }
 
 static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *window)
@@ -273,7 +274,8 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 		double busy = all[0].mean * (double)all[0].count;
 		double think = (double)res->ops * (double)t->workload->harness_think_ns(t->cfg);
 		double harness = (double)*window - busy - think;
-		add_counter(res, "harness_ns", LAB_COUNTER_EVENTS, harness > 0 ? (uint64_t)harness : 0);
+		add_counter(res, "harness_ns", LAB_COUNTER_EVENTS,
+			    harness > 0 ? (uint64_t)harness : 0);
 	}
 	free(all);
 }
@@ -347,8 +349,10 @@ static void return_iovas(struct trial *t, struct trial_result *res)
 	t->istate_ok = false;
 	uint64_t left = slowpath_live(t->sp);
 	if (left && res->status == TRIAL_OK)
-		fail(res, "%s: %" PRIu64 " IOVA ranges still allocated after fini: they were not "
-		     "returned to the domain", t->req->iova->name, left);
+		fail(res,
+		     "%s: %" PRIu64 " IOVA ranges still allocated after fini: they were not "
+		     "returned to the domain",
+		     t->req->iova->name, left);
 }
 
 static void teardown(struct trial *t, struct trial_result *res)

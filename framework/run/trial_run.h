@@ -22,13 +22,13 @@
 #include "verify/cmdq_check.h" /* struct oracle_report */
 
 struct trial_request {
-	const struct scenario_cfg *cfg;	 /* the resolved sweep point */
-	const struct lab_plugin *cmdq;	 /* cmdq and dma workloads */
+	const struct scenario_cfg *cfg; /* the resolved sweep point */
+	const struct lab_plugin *cmdq;	/* cmdq and dma workloads */
 	const void *cmdq_config;
-	const struct lab_plugin *iova;	 /* iova and dma workloads */
+	const struct lab_plugin *iova; /* iova and dma workloads */
 	const void *iova_config;
-	uint64_t ops_per_cpu;	/* 0: time-based (warm-up + duration); N: exactly N ops per CPU */
-	bool oracle;		/* record the trace and run the checks (cmdq) */
+	uint64_t ops_per_cpu; /* 0: time-based (warm-up + duration); N: exactly N ops per CPU */
+	bool oracle;	      /* record the trace and run the checks (cmdq) */
 	struct engine_progress *progress; /* where the engine publishes progress; may be NULL */
 };
 

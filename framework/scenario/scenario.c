@@ -35,7 +35,7 @@ void scn_add_message(struct loader *L, int order, char *text)
 		return;
 	}
 	L->msgs = m;
-	m[L->n_msgs] = (struct message){order, L->n_msgs, text};
+	m[L->n_msgs] = (struct message){ order, L->n_msgs, text };
 	L->n_msgs++;
 }
 
@@ -127,12 +127,12 @@ struct entry *scn_add_entry(struct loader *L, const char *section, const char *k
 	}
 	L->entries = e;
 	e = &e[L->n_entries];
-	*e = (struct entry){.section = strdup(section),
-			    .key = key ? strdup(key) : NULL,
-			    .value = value ? strdup(value) : NULL,
-			    .line = line,
-			    .set = set,
-			    .order = line};
+	*e = (struct entry){ .section = strdup(section),
+			     .key = key ? strdup(key) : NULL,
+			     .value = value ? strdup(value) : NULL,
+			     .line = line,
+			     .set = set,
+			     .order = line };
 	if (!e->section || (key && !e->key) || (value && !e->value)) {
 		free(e->section);
 		free(e->key);
@@ -249,7 +249,7 @@ static void resolve_topology(struct loader *L)
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
-	struct loader L = {.path = path, .lookup = plugins};
+	struct loader L = { .path = path, .lookup = plugins };
 
 	L.s = calloc(1, sizeof(*L.s));
 	if (!L.s || !(L.s->path = strdup(path)) || set_defaults(&L.s->base)) {

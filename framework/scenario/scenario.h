@@ -33,28 +33,28 @@ enum oversubscribe_policy { OVERSUBSCRIBE_REFUSE = 0, OVERSUBSCRIBE_ALLOW };
 
 /* [scenario] */
 struct scenario_main {
-	char *name;		/* results/<name>-<time>/ */
-	int workload;		/* enum workload_kind */
-	int engine;		/* enum engine_kind */
-	uint64_t cpus;		/* CPUs (worker threads / virtual CPUs) in the trial */
-	uint64_t duration_ms;	/* measured time per trial */
-	uint64_t warmup_ms;	/* unmeasured time before it */
-	uint64_t repeats;	/* trials per sweep point and plugin */
+	char *name;	      /* results/<name>-<time>/ */
+	int workload;	      /* enum workload_kind */
+	int engine;	      /* enum engine_kind */
+	uint64_t cpus;	      /* CPUs (worker threads / virtual CPUs) in the trial */
+	uint64_t duration_ms; /* measured time per trial */
+	uint64_t warmup_ms;   /* unmeasured time before it */
+	uint64_t repeats;     /* trials per sweep point and plugin */
 	uint64_t seed;
-	int oversubscribe;	/* enum oversubscribe_policy */
-	bool phases;		/* record per-phase times */
-	uint64_t watchdog_ms;	/* a CPU with no completed op for this long fails the trial */
+	int oversubscribe;    /* enum oversubscribe_policy */
+	bool phases;	      /* record per-phase times */
+	uint64_t watchdog_ms; /* a CPU with no completed op for this long fails the trial */
 };
 
 /* [smmu]: the device model */
 struct scenario_smmu {
-	uint64_t queue_shift;	/* log2 entries */
-	bool msi;		/* CMD_SYNC completes by MSI write (else poll CONS) */
-	int device;		/* enum device_mode */
+	uint64_t queue_shift; /* log2 entries */
+	bool msi;	      /* CMD_SYNC completes by MSI write (else poll CONS) */
+	int device;	      /* enum device_mode */
 	/* Latency of each command from its dispatch to its completion (invalidations overlap). */
 	uint64_t tlbi_va_ns, tlbi_asid_ns, cfgi_ns, atc_inv_ns, other_ns;
 	uint64_t sync_ns;	/* a CMD_SYNC's own completion once all before it completed */
-	uint64_t prod_write_ns;	/* MMIO write of PROD, paid by the writer */
+	uint64_t prod_write_ns; /* MMIO write of PROD, paid by the writer */
 	uint64_t cons_read_ns;	/* MMIO read of CONS, paid by the reader */
 	uint64_t fetch_ns;	/* reading and decoding one command, in order, one at a time */
 	uint64_t inv_slots;	/* commands other than CMD_SYNC in flight at once (0 read as 1) */
@@ -71,58 +71,64 @@ struct scenario_wl_cmdq {
 /* The framework's part of one resolved configuration. Plugin configs live beside it. */
 /* [workload.iova] (see framework/workload/iova_wl.h) */
 struct scenario_wl_iova {
-	int pattern;		/* enum iova_pattern: same-cpu | remote-free | producer-consumer | irq */
-	uint64_t free_every;	/* remote-free: only every k-th CPU frees */
-	uint64_t depth;		/* outstanding ranges per CPU */
+	int pattern; /* enum iova_pattern: same-cpu | remote-free | producer-consumer | irq */
+	uint64_t free_every; /* remote-free: only every k-th CPU frees */
+	uint64_t depth;	     /* outstanding ranges per CPU */
 	uint64_t min_pages, max_pages;
-	uint64_t dma_bits;	/* the device's DMA mask */
+	uint64_t dma_bits; /* the device's DMA mask */
 	uint64_t think_ns;
-	uint64_t irq_cpus;	/* irq: hardware queues, one IRQ CPU each */
-	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
-	uint64_t io_ns;		/* irq: allocation to completion */
-	double io_jitter;	/* irq: io_ns varies uniformly by this fraction */
-	uint64_t migrate_ns;	/* irq: jobs move to another CPU this often (0: never) */
+	uint64_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
+	uint64_t submit_cpus; /* irq: jobs (0: every CPU) */
+	uint64_t io_ns;	      /* irq: allocation to completion */
+	double io_jitter;     /* irq: io_ns varies uniformly by this fraction */
+	uint64_t migrate_ns;  /* irq: jobs move to another CPU this often (0: never) */
 };
 
 /* [workload.dma] (see framework/workload/dma_wl.h) */
 struct scenario_wl_dma {
-	uint64_t pages;		/* granule: pages per mapping */
+	uint64_t pages; /* granule: pages per mapping */
 	uint64_t pt_map_ns, pt_unmap_ns, trans_ns;
 	uint64_t dma_bits;
-	int pattern;		/* enum dma_pattern: single | ways | irq */
-	uint64_t batch;		/* ways: maps, then unmaps, per loop */
-	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy) */
-	uint64_t irq_cpus;	/* irq: hardware queues, one IRQ CPU each */
-	uint64_t submit_cpus;	/* irq: jobs (0: every CPU) */
-	uint64_t depth;		/* irq: I/Os in flight per job */
-	uint64_t irq_ns;	/* irq: completion work besides the unmap */
-	double trans_jitter;	/* irq: trans_ns varies uniformly by this fraction */
+	int pattern;	      /* enum dma_pattern: single | ways | irq */
+	uint64_t batch;	      /* ways: maps, then unmaps, per loop */
+	uint64_t think_ns;    /* ways: work after each map (the harness's memcpy) */
+	uint64_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
+	uint64_t submit_cpus; /* irq: jobs (0: every CPU) */
+	uint64_t depth;	      /* irq: I/Os in flight per job */
+	uint64_t irq_ns;      /* irq: completion work besides the unmap */
+	double trans_jitter;  /* irq: trans_ns varies uniformly by this fraction */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */
 struct scenario_wl_micro {
-	int op;			/* enum micro_op: atomic_add | cas_add | ticket_lock */
-	uint64_t think_ns;	/* local work after each op */
+	int op;		   /* enum micro_op: atomic_add | cas_add | ticket_lock */
+	uint64_t think_ns; /* local work after each op */
 };
 
 /* [machine]: the simulated machine (engine = sim only; see framework/engine/sim/sim.h) */
 enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR, MACHINE_ATOMIC_ADAPTIVE };
 /* The shipped, calibrated machines a [machine] section starts from (tables.c). */
-enum machine_preset { MACHINE_PRESET_GRAVITON2 = 0, MACHINE_PRESET_KUNPENG920, MACHINE_PRESET_NONE };
+enum machine_preset {
+	MACHINE_PRESET_GRAVITON2 = 0,
+	MACHINE_PRESET_KUNPENG920,
+	MACHINE_PRESET_NONE
+};
 struct scenario_machine {
-	int preset;		/* enum machine_preset: the keys' values before [machine] sets any */
-	char *topology;		/* core-to-core CSV, resolved against the INI's folder; "" uniform */
-	double line_ns;		/* core-to-core transfer without a topology */
-	double home_ns;		/* transfer from the line's home (LLC / home node) or the device */
-	double local_ns;	/* load or store hitting the own cache */
-	double atomic_ns;	/* read-modify-write once the line is there */
-	double op_ns;		/* added to every lab.h operation */
-	double occupancy;	/* fraction of a transfer during which the line serves nobody else */
-	double fail_hold;	/* a far CAS whose compare fails holds the line this share of an atomic's time */
-	int atomic;		/* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */
-	double poll_ns;		/* one MMIO register poll */
-	double home_hold_ns;	/* a far atomic's hold of the line at its home; 0: occupancy x home_ns */
-	double cas_hold_ns;	/* ...of a far CAS that succeeds; 0: home_hold_ns */
+	int preset;	  /* enum machine_preset: the keys' values before [machine] sets any */
+	char *topology;	  /* core-to-core CSV, resolved against the INI's folder; "" uniform */
+	double line_ns;	  /* core-to-core transfer without a topology */
+	double home_ns;	  /* transfer from the line's home (LLC / home node) or the device */
+	double local_ns;  /* load or store hitting the own cache */
+	double atomic_ns; /* read-modify-write once the line is there */
+	double op_ns;	  /* added to every lab.h operation */
+	double occupancy; /* fraction of a transfer during which the line serves nobody else */
+	double fail_hold; /* a far CAS whose compare fails holds the line this share of an atomic's
+			     time */
+	int atomic;	  /* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */
+	double poll_ns;	  /* one MMIO register poll */
+	double home_hold_ns; /* a far atomic's hold of the line at its home; 0: occupancy x home_ns
+			      */
+	double cas_hold_ns;  /* ...of a far CAS that succeeds; 0: home_hold_ns */
 };
 
 /* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */
@@ -195,7 +201,8 @@ struct plugin_lookup {
 	const struct lab_plugin *(*find)(void *ctx, const char *name);
 	void *ctx;
 	/* The plugin of this kind with this name. Names may repeat across kinds (cmdq-null.so and
-	 * iova-null.so), which find alone cannot tell apart; without it find's answer must match. */
+	 * iova-null.so), which find alone cannot tell apart; without it find's answer must match.
+	 */
 	const struct lab_plugin *(*find_kind)(void *ctx, uint32_t kind, const char *name);
 	/* The i-th known plugin (any kind), NULL past the last: the candidates for did-you-mean. */
 	const struct lab_plugin *(*at)(void *ctx, size_t i);
@@ -216,13 +223,13 @@ struct sweep_axis {
 };
 
 struct scenario {
-	char *path;			/* as given */
-	struct scenario_cfg base;	/* all framework keys, defaults + file + --set */
-	struct scenario_plugin *cmdq;	/* [plugins] cmdq = ..., in order */
+	char *path;		      /* as given */
+	struct scenario_cfg base;     /* all framework keys, defaults + file + --set */
+	struct scenario_plugin *cmdq; /* [plugins] cmdq = ..., in order */
 	size_t n_cmdq;
-	struct scenario_plugin *iova;	/* [plugins] iova = ..., in order */
+	struct scenario_plugin *iova; /* [plugins] iova = ..., in order */
 	size_t n_iova;
-	struct sweep_axis *axes;	/* in file order */
+	struct sweep_axis *axes; /* in file order */
 	size_t n_axes;
 };
 
@@ -258,10 +265,10 @@ size_t scenario_n_points(const struct scenario *s);
  */
 struct scenario_point {
 	struct scenario_cfg cfg;
-	void **plugin_cfgs;	/* n_cmdq + n_iova entries */
+	void **plugin_cfgs; /* n_cmdq + n_iova entries */
 	size_t n_plugin_cfgs;
-	char **swept_values;	/* the value of each axis at this point, as text (n_axes entries;
-				 * the array is the point's, the strings belong to the scenario) */
+	char **swept_values; /* the value of each axis at this point, as text (n_axes entries;
+			      * the array is the point's, the strings belong to the scenario) */
 };
 int scenario_point(const struct scenario *s, size_t i, struct scenario_point *out);
 void scenario_point_free(const struct scenario *s, struct scenario_point *p);

@@ -32,7 +32,7 @@ static enum section_kind section_kind(const char *name)
 
 static const char *suggest_section(const char *name)
 {
-	const char *words[64] = {"sweep", "plugins"};
+	const char *words[64] = { "sweep", "plugins" };
 	size_t n = 2, n_sections;
 	const struct scenario_section *sections = scenario_sections(&n_sections);
 
@@ -213,7 +213,7 @@ static int split_list(char *text, char ***items, size_t *n)
 /* [plugins] cmdq = a, b / iova = x, y: replaces that kind's list. */
 static void apply_plugin_list(struct loader *L, struct entry *e)
 {
-	static const char *const keys[] = {"cmdq", "iova"};
+	static const char *const keys[] = { "cmdq", "iova" };
 	uint32_t kind = !strcmp(e->key, "cmdq")	  ? LAB_KIND_CMDQ
 			: !strcmp(e->key, "iova") ? LAB_KIND_IOVA
 						  : 0;
@@ -322,7 +322,7 @@ static void plugin_key(struct scenario_plugin *sp, void *arg)
 static void apply_plugin_entry(struct loader *L, struct entry *e)
 {
 	const char *name = e->section + strlen("plugin.");
-	struct plugin_key k = {L, e, e->key, e->key, "", NULL, 0, false};
+	struct plugin_key k = { L, e, e->key, e->key, "", NULL, 0, false };
 
 	if (!for_each_named(L->s, name, NULL, NULL)) {
 		/* a listed name that was not found is reported at the list already; a file key
@@ -382,7 +382,7 @@ static bool check_plugin_sweep(struct loader *L, struct entry *e, const char *se
 {
 	const char *name = section + strlen("plugin.");
 	char prefix[160];
-	struct plugin_key k = {L, e, key, e->key, prefix, values, n, false};
+	struct plugin_key k = { L, e, key, e->key, prefix, values, n, false };
 
 	snprintf(prefix, sizeof(prefix), "%s.", section);
 	if (!for_each_named(L->s, name, plugin_key, &k)) {
@@ -464,7 +464,7 @@ static void add_axis(struct loader *L, struct entry *e, const char *section, con
 	}
 	L->axis_lines = lines;
 	a = &s->axes[s->n_axes];
-	*a = (struct sweep_axis){strdup(section), strdup(key), dup_values(values, n), n};
+	*a = (struct sweep_axis){ strdup(section), strdup(key), dup_values(values, n), n };
 	if (!a->section || !a->key || !a->values) {
 		free(a->section);
 		free(a->key);

@@ -17,10 +17,14 @@
 
 /* The key is the member's name, so a table cannot drift from its struct. */
 #define P(st, member, type, def, lo, hi, choices, help)                                            \
-	{ #member, type, def, lo, hi, choices, help, offsetof(struct st, member) }
+	{                                                                                          \
+#member, type, def, lo, hi, choices, help, offsetof(struct st, member)             \
+	}
 #define SECTION(name, member, table, help)                                                         \
-	{ name, table, LAB_ARRAY_SIZE(table), offsetof(struct scenario_cfg, member), help,         \
-	  sizeof(((struct scenario_cfg *)0)->member) }
+	{                                                                                          \
+		name, table, LAB_ARRAY_SIZE(table), offsetof(struct scenario_cfg, member), help,   \
+			sizeof(((struct scenario_cfg *)0)->member)                                 \
+	}
 
 #define NS_MAX 100000000 /* 100 ms: far beyond any real SMMU command, still a sane bound */
 
@@ -82,7 +86,8 @@ static const struct lab_param smmu_params[] = {
 	P(scenario_smmu, msi, LAB_PARAM_BOOL, "true", 0, 0, NULL,
 	  "CMD_SYNC completes by an MSI write into the command (else by polling CONS)"),
 	P(scenario_smmu, device, LAB_PARAM_ENUM, "inline", 0, 0, device_choices,
-	  "inline: advanced by whichever CPU reads CONS or waits; thread: a dedicated consumer thread"),
+	  "inline: advanced by whichever CPU reads CONS or waits; thread: a dedicated consumer "
+	  "thread"),
 	P(scenario_smmu, tlbi_va_ns, LAB_PARAM_UINT, "460", 0, NS_MAX, NULL,
 	  "latency of a TLBI_NH_VA from its dispatch to its completion (overlaps other commands)"),
 	P(scenario_smmu, tlbi_asid_ns, LAB_PARAM_UINT, "920", 0, NS_MAX, NULL,
@@ -121,7 +126,7 @@ static const struct lab_param wl_cmdq_params[] = {
 };
 
 static const char *const pattern_choices[] = { "same-cpu", "remote-free", "producer-consumer",
-						"irq", NULL };
+					       "irq", NULL };
 
 static const struct lab_param wl_iova_params[] = {
 	P(scenario_wl_iova, pattern, LAB_PARAM_ENUM, "same-cpu", 0, 0, pattern_choices,
@@ -351,8 +356,8 @@ void scenario_machine_describe(const struct scenario_machine *m, char *buf, size
 	for (size_t i = 0; i < n && off < len; i++) {
 		if (t[i].offset == offsetof(struct scenario_machine, preset))
 			continue;
-		if (param_format(&t[i], m, a, sizeof(a)) || param_format(&t[i], &ref, b, sizeof(b)) ||
-		    !strcmp(a, b))
+		if (param_format(&t[i], m, a, sizeof(a)) ||
+		    param_format(&t[i], &ref, b, sizeof(b)) || !strcmp(a, b))
 			continue;
 		off += (size_t)snprintf(buf + off, len - off, "%s%s", n_set++ ? ", " : "; ",
 					t[i].key);
@@ -376,7 +381,8 @@ static const struct lab_param faults_params[] = {
 	P(scenario_faults, alloc_fail_every, LAB_PARAM_UINT, "0", 0, 1000000000, NULL,
 	  "every N-th shared allocation during the run fails (0: never): the kernel's fallbacks"),
 	P(scenario_faults, sync_delay_ns, LAB_PARAM_UINT, "0", 0, 10000000000.0, NULL,
-	  "extra device time on a CMD_SYNC (a late completion; past 1 s the kernel's poll times out)"),
+	  "extra device time on a CMD_SYNC (a late completion; past 1 s the kernel's poll times "
+	  "out)"),
 	P(scenario_faults, sync_delay_every, LAB_PARAM_UINT, "1", 1, 1000000000, NULL,
 	  "apply sync_delay_ns to every k-th CMD_SYNC"),
 	P(scenario_faults, illegal_cmd_at, LAB_PARAM_UINT, "0", 0, 1000000000000.0, NULL,
@@ -388,11 +394,14 @@ static const struct scenario_section sections[] = {
 	SECTION("scenario", scenario, main_params, "what to run: workload, engine, CPUs, timing"),
 	SECTION("smmu", smmu, smmu_params, "the device model: queue size and per-command times"),
 	SECTION("workload.cmdq", wl_cmdq, wl_cmdq_params, "the cmdq workload's loop"),
-	SECTION("workload.iova", wl_iova, wl_iova_params, "the iova workload: who allocates, who frees"),
-	SECTION("workload.dma", wl_dma, wl_dma_params, "the dma workload: map + unmap in strict mode"),
+	SECTION("workload.iova", wl_iova, wl_iova_params,
+		"the iova workload: who allocates, who frees"),
+	SECTION("workload.dma", wl_dma, wl_dma_params,
+		"the dma workload: map + unmap in strict mode"),
 	SECTION("machine", machine, machine_params, "the simulated machine (engine = sim)"),
-	SECTION("faults", faults, faults_params, "fault injection: failing allocations, late or "
-						   "rejected commands"),
+	SECTION("faults", faults, faults_params,
+		"fault injection: failing allocations, late or "
+		"rejected commands"),
 	SECTION("workload.micro", wl_micro, wl_micro_params,
 		"the micro workload: one primitive on one shared line (calibration)"),
 };

@@ -135,7 +135,7 @@ int stats_mann_whitney_normal(const double *a, size_t na, const double *b, size_
 
 struct stats_ratio stats_ratio_ci(struct mean_ci a, struct mean_ci b)
 {
-	struct stats_ratio r = {.ratio = NAN, .half_width = NAN};
+	struct stats_ratio r = { .ratio = NAN, .half_width = NAN };
 
 	if (a.n == 0 || b.n == 0 || a.mean == 0)
 		return r;

@@ -59,7 +59,7 @@ uint64_t hist_quantile(const struct hist *h, double q)
 {
 	if (!h->count)
 		return 0;
-	if (!(q > 0.0))	/* also catches NaN */
+	if (!(q > 0.0)) /* also catches NaN */
 		return h->min;
 	if (q >= 1.0)
 		return h->max;

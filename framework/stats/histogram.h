@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#define HIST_SUB_BITS 7
+#define HIST_SUB_BITS  7
 #define HIST_SUB_COUNT (1u << HIST_SUB_BITS)
 #define HIST_N_BUCKETS ((64 - HIST_SUB_BITS + 1) * HIST_SUB_COUNT)
 
@@ -31,8 +31,8 @@ static inline uint32_t hist_bucket(uint64_t v)
 {
 	if (v < HIST_SUB_COUNT)
 		return (uint32_t)v;
-	uint32_t msb = 63u - (uint32_t)__builtin_clzll(v);	/* >= HIST_SUB_BITS */
-	uint32_t shift = msb - (HIST_SUB_BITS - 1);		/* keep HIST_SUB_BITS top bits */
+	uint32_t msb = 63u - (uint32_t)__builtin_clzll(v); /* >= HIST_SUB_BITS */
+	uint32_t shift = msb - (HIST_SUB_BITS - 1);	   /* keep HIST_SUB_BITS top bits */
 	return ((shift) << HIST_SUB_BITS) + (uint32_t)(v >> shift);
 }
 

@@ -15,7 +15,10 @@ static const double t95_table[30] = {
 static const struct {
 	double df, t;
 } t95_tail[] = {
-	{ 30, 2.0423 }, { 40, 2.0211 }, { 60, 2.0003 }, { 120, 1.9799 },
+	{ 30, 2.0423 },
+	{ 40, 2.0211 },
+	{ 60, 2.0003 },
+	{ 120, 1.9799 },
 };
 
 #define T95_INF 1.9600 /* the normal quantile, the limit as df grows */
@@ -34,7 +37,8 @@ double stats_t95(size_t df)
 		if ((double)df <= t95_tail[i + 1].df) {
 			double a = 1.0 / t95_tail[i].df, b = 1.0 / t95_tail[i + 1].df;
 
-			return t95_tail[i].t + (a - inv) / (a - b) * (t95_tail[i + 1].t - t95_tail[i].t);
+			return t95_tail[i].t +
+			       (a - inv) / (a - b) * (t95_tail[i + 1].t - t95_tail[i].t);
 		}
 	}
 	/* Between the last anchor and infinity (1/df = 0). */

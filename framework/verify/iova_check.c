@@ -172,13 +172,13 @@ static bool rig_open(struct rig *r, const struct lab_plugin *p, const void *conf
 		return rig_fail(r, "out of memory for the slow path");
 
 	struct lab_iova_setup s = {
-	    .struct_size = sizeof(s),
-	    .host = host_env_host(r->env),
-	    .domain = slowpath_domain(r->sp),
-	    .ncpus = ncpus,
-	    .config = r->config,
-	    .err = err,
-	    .err_len = sizeof(err),
+		.struct_size = sizeof(s),
+		.host = host_env_host(r->env),
+		.domain = slowpath_domain(r->sp),
+		.ncpus = ncpus,
+		.config = r->config,
+		.err = err,
+		.err_len = sizeof(err),
 	};
 	ret = r->ops->init(&s, &r->state);
 	if (ret)
@@ -419,7 +419,7 @@ static bool check_random(struct rig *r, uint32_t ncpus)
 	if (!shadow_init(r, LIM64 + 1))
 		return false;
 	for (uint32_t i = 0; i < ncpus; i++) {
-		w[i] = (struct worker){r, rig_cpu(r, i), 17u + i, 20000};
+		w[i] = (struct worker){ r, rig_cpu(r, i), 17u + i, 20000 };
 		if (ncpus == 1) {
 			random_worker(&w[i]);
 		} else if (pthread_create(&t[i], NULL, random_worker, &w[i])) {
@@ -472,7 +472,7 @@ static void run_random_2cpu(const struct lab_plugin *p, const void *config,
 static bool check_flush(struct rig *r)
 {
 	enum { N = 2000 };
-	static const char *const need[] = {"iovas_cached"};
+	static const char *const need[] = { "iovas_cached" };
 	struct range *live = calloc(2 * N, sizeof(*live));
 	uint64_t cached, pfn;
 
@@ -567,7 +567,7 @@ static bool expect_counter(struct rig *r, const char *name, uint64_t want, const
 
 static bool check_full_domain(struct rig *r, uint64_t start)
 {
-	static const char *const need[] = {"flushes", "iovas_cached"};
+	static const char *const need[] = { "flushes", "iovas_cached" };
 	struct range pairs[32];
 	uint64_t ones[64], flushes, pfn;
 	struct lab_cpu *c0 = rig_cpu(r, 0), *c1 = rig_cpu(r, 1);
@@ -578,14 +578,14 @@ static bool check_full_domain(struct rig *r, uint64_t start)
 	for (int i = 0; i < 64; i++) {
 		ones[i] = checked_alloc(r, c1, 1, LIM32, false);
 		if (ones[i] < start)
-			return !rig_ok(r)
-				   ? false
-				   : (rig_fail(r,
-					       "CPU 1: alloc(1) #%d in the 64-page domain "
-					       "[%#llx, %#llx]: expected a page in it, found %#llx",
-					       i, (unsigned long long)start,
-					       (unsigned long long)LIM32,
-					       (unsigned long long)ones[i]));
+			return !rig_ok(r) ? false
+					  : (rig_fail(r,
+						      "CPU 1: alloc(1) #%d in the 64-page domain "
+						      "[%#llx, %#llx]: expected a page in it, "
+						      "found %#llx",
+						      i, (unsigned long long)start,
+						      (unsigned long long)LIM32,
+						      (unsigned long long)ones[i]));
 	}
 	/* Truly full: flushing finds nothing, the retry fails, 0 comes back. */
 	pfn = checked_alloc(r, c1, 1, LIM32, true);
@@ -764,8 +764,8 @@ static uint64_t depot_size(struct rig *r)
 static bool check_tick(struct rig *r)
 {
 	enum { N = 12 * MAG_SIZE };
-	static const char *const need[] = {"depot_pushes", "depot_pops", "depot_reclaims",
-					   "iovas_cached"};
+	static const char *const need[] = { "depot_pushes", "depot_pops", "depot_reclaims",
+					    "iovas_cached" };
 	const struct lab_param *prm = rig_param(r, "reclaim_ms");
 	uint64_t *pfns, depot, cached, reclaims;
 	struct lab_cpu *c = rig_cpu(r, 0);
@@ -845,7 +845,7 @@ static bool check_bounded(struct rig *r)
 {
 	/* More frees per bin than a pair plus a 32-deep depot can hold. */
 	enum { N = (2 + 32 + 4) * MAG_SIZE };
-	static const char *const need[] = {"cache_bytes", "mags_freed_full"};
+	static const char *const need[] = { "cache_bytes", "mags_freed_full" };
 	const struct lab_param *prm;
 	uint64_t depot_max = 0, bound, peak = 0, *pfns;
 
@@ -943,18 +943,20 @@ static void run_bounded(const struct lab_plugin *p, const void *config,
 /* ---- the table ------------------------------------------------------------------------------- */
 
 static const struct iova_check checks[] = {
-    {"random_1cpu", "1 CPU, 20000 random ops: no overlap, limits, alignment, fini returns all",
-     run_random_1cpu},
-    {"random_2cpu", "2 CPUs concurrently, 20000 random ops each: the same properties",
-     run_random_2cpu},
-    {"flush_returns_everything", "flush_cpu/flush_all return exactly what is cached", run_flush},
-    {"full_domain_flush_and_retry", "a 64-page domain: flush and retry once, then fail",
-     run_full_domain},
-    {"magazine_alloc_failure", "every 3rd lab_alloc fails: nothing lost, fallback taken",
-     run_mag_failure},
-    {"tick_reclaims_to_ncpus", "the periodic tick trims the depot to ncpus magazines", run_tick},
-    {"bounded_depot_memory", "cache bytes <= (2 x CPUs + depot) x bins x magazine bytes",
-     run_bounded},
+	{ "random_1cpu", "1 CPU, 20000 random ops: no overlap, limits, alignment, fini returns all",
+	  run_random_1cpu },
+	{ "random_2cpu", "2 CPUs concurrently, 20000 random ops each: the same properties",
+	  run_random_2cpu },
+	{ "flush_returns_everything", "flush_cpu/flush_all return exactly what is cached",
+	  run_flush },
+	{ "full_domain_flush_and_retry", "a 64-page domain: flush and retry once, then fail",
+	  run_full_domain },
+	{ "magazine_alloc_failure", "every 3rd lab_alloc fails: nothing lost, fallback taken",
+	  run_mag_failure },
+	{ "tick_reclaims_to_ncpus", "the periodic tick trims the depot to ncpus magazines",
+	  run_tick },
+	{ "bounded_depot_memory", "cache bytes <= (2 x CPUs + depot) x bins x magazine bytes",
+	  run_bounded },
 };
 
 const struct iova_check *iova_checks(size_t *n)

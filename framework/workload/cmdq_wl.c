@@ -102,11 +102,12 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 	if (rc) {
 		if (!__atomic_exchange_n(&wl->failed, 1, __ATOMIC_ACQ_REL))
 			snprintf(wl->error, sizeof(wl->error),
-				 "issue() returned %d (%s) on cpu %u, op %" PRIu64 "; the device is at "
+				 "issue() returned %d (%s) on cpu %u, op %" PRIu64
+				 "; the device is at "
 				 "slot %u (PROD 0x%x, CONS 0x%x)",
 				 rc, strerror(-rc), c->id, seq,
-				 lab_q_idx(smmu_iface(wl->dev), smmu_cons(wl->dev)), smmu_prod(wl->dev),
-				 smmu_cons(wl->dev));
+				 lab_q_idx(smmu_iface(wl->dev), smmu_cons(wl->dev)),
+				 smmu_prod(wl->dev), smmu_cons(wl->dev));
 		return rc;
 	}
 	if (wl->oracle && wl->n) {
@@ -190,7 +191,8 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 			if (*in_order)
 				snprintf(order_detail, detail_len,
 					 "slot %u (trace position %" PRIu64 "): caller cpu %u, "
-					 "expected op %" PRIu64 " cmd %u, found op %" PRIu64 " cmd %u",
+					 "expected op %" PRIu64 " cmd %u, found op %" PRIu64
+					 " cmd %u",
 					 slot, p, cpu, e->seq, e->i, seq, i);
 			*in_order = false;
 		}

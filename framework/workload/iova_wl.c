@@ -184,8 +184,8 @@ struct iova_wl *iova_wl_new(const struct lab_iova_ops *ops, void *state,
 	while (wl->cap <
 	       (uint64_t)p->depth * (p->pattern == IOVA_IRQ && p->migrate_ns ? wl->jobs : 1))
 		wl->cap <<= 1;
-	wl->limit_pfn =
-	    p->dma_bits >= 64 ? (UINT64_MAX >> 12) - 1 : ((UINT64_C(1) << (p->dma_bits - 12)) - 1);
+	wl->limit_pfn = p->dma_bits >= 64 ? (UINT64_MAX >> 12) - 1
+					  : ((UINT64_C(1) << (p->dma_bits - 12)) - 1);
 	wl->limit32_pfn = domain->dma_32bit_pfn - 1;
 	wl->try32 = p->dma_bits > 32;
 	wl->tick_ns = tick_ns;
@@ -339,7 +339,7 @@ static int do_alloc(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, b
 	if (measuring)
 		hist_record(&hists[0], lab_now(c) - t0);
 	if (pfn) {
-		r->v[tail & (wl->cap - 1)] = (struct range){.pfn = pfn, .size = size};
+		r->v[tail & (wl->cap - 1)] = (struct range){ .pfn = pfn, .size = size };
 		__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
 	}
 	return 0;
@@ -366,7 +366,7 @@ void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, int job, uint64_t p
 
 	__atomic_add_fetch(&wl->inflight[job], 1, __ATOMIC_RELAXED);
 	r->v[tail & (wl->cap - 1)] =
-	    (struct range){pfn, size, lab_now(c) + io_time(wl, r), (uint32_t)job};
+		(struct range){ pfn, size, lab_now(c) + io_time(wl, r), (uint32_t)job };
 	__atomic_store_n(&r->tail, tail + 1, __ATOMIC_RELEASE);
 }
 

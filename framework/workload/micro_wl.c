@@ -106,8 +106,10 @@ const char *micro_wl_error(struct micro_wl *w)
 
 	if (w->line.counter == done)
 		return NULL;
-	snprintf(w->err, sizeof(w->err), "micro: the shared counter reads %llu after %llu ops "
-		 "(lost updates)", (unsigned long long)w->line.counter, (unsigned long long)done);
+	snprintf(w->err, sizeof(w->err),
+		 "micro: the shared counter reads %llu after %llu ops "
+		 "(lost updates)",
+		 (unsigned long long)w->line.counter, (unsigned long long)done);
 	return w->err;
 }
 #endif

@@ -31,7 +31,8 @@ void micro_wl_free(struct micro_wl *w);
 
 /* One op, native build (a native_op_fn; metric 0 is the op's latency). */
 int micro_wl_op(void *arg, struct lab_cpu *c, struct hist *h, bool measuring);
-/* The same op built against the sim binding of lab.h (built by framework/engine/sim/meson.build). */
+/* The same op built against the sim binding of lab.h (built by framework/engine/sim/meson.build).
+ */
 int micro_wl_op_sim(void *arg, struct lab_cpu *c, struct hist *h, bool measuring);
 
 /* After a trial: NULL, or why the shared counter disagrees with the ops done (lost updates). */

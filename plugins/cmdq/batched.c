@@ -113,8 +113,7 @@ static uint32_t bt_stop_gathering(struct lab_cpu *c, struct bt_state *st, uint32
 }
 
 /* Write the chain's CMD_SYNC at slot, mark it valid, and tell the chain's waiters where. */
-static void bt_append_sync(struct lab_cpu *c, struct bt_state *st, uint32_t slot,
-			   uint32_t nsync)
+static void bt_append_sync(struct lab_cpu *c, struct bt_state *st, uint32_t slot, uint32_t nsync)
 {
 	llq_write_sync(&st->q, slot);
 	llq_mark_valid(c, &st->q, slot, llq_inc(&st->q, slot, 1));

@@ -34,8 +34,7 @@ static uint32_t biglock_space(const struct biglock *q)
 }
 
 /* Poll CONS until pred holds; -ETIMEDOUT after the kernel's poll timeout. */
-static int biglock_poll_cons(struct lab_cpu *c, struct biglock *q, uint32_t need_space,
-			     bool drain)
+static int biglock_poll_cons(struct lab_cpu *c, struct biglock *q, uint32_t need_space, bool drain)
 {
 	uint64_t deadline = lab_now(c) + BIGLOCK_POLL_TIMEOUT_NS;
 

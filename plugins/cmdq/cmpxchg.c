@@ -19,7 +19,7 @@
 #include "llq.h"
 
 #ifndef CMPXCHG_NAME
-#define CMPXCHG_NAME "cmpxchg"
+#define CMPXCHG_NAME	"cmpxchg"
 #define CMPXCHG_SUMMARY "mainline lock-free CAS reservation with owner chains (v5.4+)"
 #endif
 

@@ -46,10 +46,10 @@
 /* The llq word is read as one 64-bit value and its halves are also written alone. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "llq word layout assumes little-endian");
 
-#define LLQ_OWNED LAB_Q_OVF		/* CMDQ_PROD_OWNED_FLAG: an owner is gathering */
-#define LLQ_LOCK_EXCL 0x80000000u	/* INT_MIN: the exclusive holder's bit */
+#define LLQ_OWNED	    LAB_Q_OVF	  /* CMDQ_PROD_OWNED_FLAG: an owner is gathering */
+#define LLQ_LOCK_EXCL	    0x80000000u	  /* INT_MIN: the exclusive holder's bit */
 #define LLQ_POLL_TIMEOUT_NS 1000000000ull /* ARM_SMMU_POLL_TIMEOUT_US = 1 s */
-#define LLQ_MAP_WORD_BITS 64		/* the kernel's BITS_PER_LONG on arm64 */
+#define LLQ_MAP_WORD_BITS   64		  /* the kernel's BITS_PER_LONG on arm64 */
 
 /* struct arm_smmu_ll_queue: prod and cons in one word, so one CAS reserves against cons. */
 union llq_word {
@@ -87,11 +87,15 @@ enum llq_counter {
 
 #define LLQ_COUNTERS                                                                               \
 	{ "cas_attempts", LAB_COUNTER_EVENTS, "CAS tries on the prod/cons word" },                 \
-	{ "owner_chains", LAB_COUNTER_EVENTS, "chains published by this CPU as owner" },           \
-	{ "chain_cmds", LAB_COUNTER_EVENTS, "entries published by owners (per op: chain share)" }, \
-	{ "syncs_issued", LAB_COUNTER_EVENTS, "CMD_SYNCs this plugin inserted" },                  \
-	{ "queue_full_waits", LAB_COUNTER_EVENTS, "reservations that found the queue full" },      \
-	{ "lock_wait_ns", LAB_COUNTER_EVENTS, "ns spent waiting for the cmdq lock (shared)" }
+		{ "owner_chains", LAB_COUNTER_EVENTS, "chains published by this CPU as owner" },   \
+		{ "chain_cmds", LAB_COUNTER_EVENTS,                                                \
+		  "entries published by owners (per op: chain share)" },                           \
+		{ "syncs_issued", LAB_COUNTER_EVENTS, "CMD_SYNCs this plugin inserted" },          \
+		{ "queue_full_waits", LAB_COUNTER_EVENTS,                                          \
+		  "reservations that found the queue full" },                                      \
+	{                                                                                          \
+		"lock_wait_ns", LAB_COUNTER_EVENTS, "ns spent waiting for the cmdq lock (shared)"  \
+	}
 
 enum llq_phase {
 	LLQ_PH_RESERVE = 1,
@@ -228,8 +232,7 @@ static inline void llq_exclusive_unlock(struct llq *q)
  * under the exclusive lock; while CMD_SYNC waiters hold it shared, the last of them
  * publishes its cons instead (llq_sync_release).
  */
-static inline bool llq_full_pass(struct lab_cpu *c, struct llq *q, union llq_word *w,
-				 uint32_t need)
+static inline bool llq_full_pass(struct lab_cpu *c, struct llq *q, union llq_word *w, uint32_t need)
 {
 	if (llq_has_space(q, w->prod, w->cons, need))
 		return true;
@@ -262,8 +265,7 @@ static inline void llq_wait_space(struct lab_cpu *c, struct llq *q, union llq_wo
 /* ---- reservation --------------------------------------------------------------------- */
 
 /* The llq value a reservation of n slots (plus flag bits `add`) installs over old. */
-static inline uint64_t llq_claim(const struct llq *q, union llq_word old, uint32_t n,
-				 uint32_t add)
+static inline uint64_t llq_claim(const struct llq *q, union llq_word old, uint32_t n, uint32_t add)
 {
 	union llq_word head;
 
@@ -351,8 +353,8 @@ static inline uint64_t llq_genmask(uint32_t hi, uint32_t lo)
  * that wraps within a small queue's only word is split at the lap boundary, and each part
  * is polled against its own lap's sense.
  */
-static inline void llq_valid_range(struct lab_cpu *c, struct llq *q, uint32_t sprod,
-				   uint32_t eprod, bool set)
+static inline void llq_valid_range(struct lab_cpu *c, struct llq *q, uint32_t sprod, uint32_t eprod,
+				   bool set)
 {
 	uint32_t p = llq_pos(q, sprod), e = llq_pos(q, eprod);
 	uint32_t ewidx = llq_idx(q, e) / LLQ_MAP_WORD_BITS;
@@ -378,8 +380,7 @@ static inline void llq_valid_range(struct lab_cpu *c, struct llq *q, uint32_t sp
 }
 
 /* dma_wmb() then the XOR: the device must see the entries once it sees them valid. */
-static inline void llq_mark_valid(struct lab_cpu *c, struct llq *q, uint32_t sprod,
-				  uint32_t eprod)
+static inline void llq_mark_valid(struct lab_cpu *c, struct llq *q, uint32_t sprod, uint32_t eprod)
 {
 	if (CMDQ_MUTANT_NO_VALID)
 		return;
@@ -432,8 +433,7 @@ static inline bool llq_expired(struct lab_cpu *c, uint64_t deadline, uint32_t *l
 }
 
 /* __arm_smmu_cmdq_poll_until_msi(): the SMMU zeroes the CMD_SYNC's first word. */
-static inline int llq_wait_msi(struct lab_cpu *c, struct llq *q, uint32_t sync_prod,
-			       uint32_t *cons)
+static inline int llq_wait_msi(struct lab_cpu *c, struct llq *q, uint32_t sync_prod, uint32_t *cons)
 {
 	uint32_t *word = llq_msi_word(lab_q_slot(q->smmu, sync_prod));
 	uint64_t deadline = lab_now(c) + LLQ_POLL_TIMEOUT_NS;

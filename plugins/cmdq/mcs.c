@@ -32,8 +32,8 @@
  * lingers before picking followers, so that even 2 CPUs exercise the leader_batch hand-off.
  */
 #ifndef MCS_STRESS
-#define MCS_STRESS 0
-#define MCS_NAME "mcs"
+#define MCS_STRESS  0
+#define MCS_NAME    "mcs"
 #define MCS_SUMMARY "one CAS try, then MCS-queued followers released by their leader (Garry 2020)"
 #endif
 #define MCS_STRESS_LINGER_NS 2000
@@ -45,9 +45,9 @@ enum mcs_counter {
 };
 
 enum mcs_node_state {
-	MCS_WAIT = 0,	 /* linked, spinning */
-	MCS_HEAD,	 /* made head by the predecessor: reserve */
-	MCS_GRANTED,	 /* a head reserved for us: our slots start at node->prod */
+	MCS_WAIT = 0, /* linked, spinning */
+	MCS_HEAD,     /* made head by the predecessor: reserve */
+	MCS_GRANTED,  /* a head reserved for us: our slots start at node->prod */
 };
 
 struct mcs_config {

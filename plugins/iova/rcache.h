@@ -347,8 +347,7 @@ static inline uint64_t rcache_get(struct lab_cpu *c, struct rcache *rc, unsigned
 }
 
 /* __iova_rcache_insert(): cache pfn in this CPU's bin; false sends it to the tree instead. */
-static inline bool rcache_insert(struct lab_cpu *c, struct rcache *rc, unsigned int b,
-				 uint64_t pfn)
+static inline bool rcache_insert(struct lab_cpu *c, struct rcache *rc, unsigned int b, uint64_t pfn)
 {
 	struct rcache_cpu *cr = rc_cpu(rc, c->id, b);
 	struct rcache_bin *bin = &rc->bins[b];
@@ -507,8 +506,8 @@ static inline int rcache_create(struct lab_iova_setup *s, const struct rcache_de
 			goto err_free;
 	}
 	for (unsigned int b = 0; depot_slots && b < IOVA_RANGE_CACHE_MAX_SIZE; b++) {
-		rc->bins[b].depot_slots = lab_alloc(h, sizeof(*rc->bins[b].depot_slots) *
-							       depot_slots);
+		rc->bins[b].depot_slots =
+			lab_alloc(h, sizeof(*rc->bins[b].depot_slots) * depot_slots);
 		if (!rc->bins[b].depot_slots)
 			goto err_free;
 	}
@@ -518,8 +517,7 @@ static inline int rcache_create(struct lab_iova_setup *s, const struct rcache_de
 err_free:
 	rcache_release_memory(rc);
 err_nomem:
-	snprintf(s->err, s->err_len, "iova rcache: out of memory for %u CPUs' magazines",
-		 s->ncpus);
+	snprintf(s->err, s->err_len, "iova rcache: out of memory for %u CPUs' magazines", s->ncpus);
 	return -ENOMEM;
 }
 

@@ -43,7 +43,8 @@ int main(int argc, char **argv)
 		hist_record(&h, b - a);
 	}
 	double pair = (now_ns() - t0) / (double)n;
-	printf("clock %s: %.1f ns per read\n", clock_source_name(&clk), clock_cost_ns(&clk, 1000000));
+	printf("clock %s: %.1f ns per read\n", clock_source_name(&clk),
+	       clock_cost_ns(&clk, 1000000));
 	printf("hist_record: %.1f ns\n", record);
 	printf("two timestamps + hist_record: %.1f ns per op (budget 30 ns on x86)\n", pair);
 	return h.count == 2 * n ? 0 : 1;

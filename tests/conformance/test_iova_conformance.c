@@ -91,8 +91,8 @@ static void run_case(const struct check_case *cc, struct iova_check_result *res)
 
 Test(iova_conformance, plugins_found, .timeout = 10)
 {
-	static const char *const expected[] = {"depotless", "fixed_depot", "list_depot",
-					       "scaled_depot"};
+	static const char *const expected[] = { "depotless", "fixed_depot", "list_depot",
+						"scaled_depot" };
 	size_t n = find_plugins();
 
 	cr_assert_not_null(getenv("IOMMULAB_PLUGIN_PATH"));
@@ -147,13 +147,14 @@ ParameterizedTest(struct check_case *cc, iova_conformance, check, .timeout = 60)
 	}
 
 static struct check_case mutants[] = {
-    MUTANT("mut_dup_range", "random_1cpu", "handed out while"),
-    MUTANT("mut_dup_range", "random_2cpu", "handed out while"),
-    MUTANT("mut_fini_keeps_mags", "flush_returns_everything",
-	   "after fini: expected an empty tree, found 1 range"),
-    MUTANT("mut_fini_keeps_mags", "magazine_alloc_failure", "after fini: expected an empty tree"),
-    MUTANT("mut_flush_keeps_depot", "flush_returns_everything",
-	   "flushed CPU 0 and the depot: expected 0 cached"),
+	MUTANT("mut_dup_range", "random_1cpu", "handed out while"),
+	MUTANT("mut_dup_range", "random_2cpu", "handed out while"),
+	MUTANT("mut_fini_keeps_mags", "flush_returns_everything",
+	       "after fini: expected an empty tree, found 1 range"),
+	MUTANT("mut_fini_keeps_mags", "magazine_alloc_failure",
+	       "after fini: expected an empty tree"),
+	MUTANT("mut_flush_keeps_depot", "flush_returns_everything",
+	       "flushed CPU 0 and the depot: expected 0 cached"),
 };
 
 ParameterizedTestParameters(iova_conformance, mutant_caught)

@@ -78,15 +78,19 @@ struct fuzz_cfg {
 	bool flag;
 };
 
-static const char *const fuzz_modes[] = {"fast", "slow", NULL};
+static const char *const fuzz_modes[] = { "fast", "slow", NULL };
 
 static const struct lab_param fuzz_params[] = {
-    {"batch", LAB_PARAM_UINT, "8", 1, 64, NULL, "a uint", offsetof(struct fuzz_cfg, batch)},
-    {"mode", LAB_PARAM_ENUM, "fast", 0, 0, fuzz_modes, "an enum", offsetof(struct fuzz_cfg, mode)},
-    {"label", LAB_PARAM_STRING, "x", 0, 0, NULL, "a string", offsetof(struct fuzz_cfg, label)},
-    {"depot_max", LAB_PARAM_UINT, "32", 1, 65536, NULL, "a uint", offsetof(struct fuzz_cfg, batch)},
-    {"ratio", LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL, "a double", offsetof(struct fuzz_cfg, ratio)},
-    {"flag", LAB_PARAM_BOOL, "true", 0, 0, NULL, "a bool", offsetof(struct fuzz_cfg, flag)},
+	{ "batch", LAB_PARAM_UINT, "8", 1, 64, NULL, "a uint", offsetof(struct fuzz_cfg, batch) },
+	{ "mode", LAB_PARAM_ENUM, "fast", 0, 0, fuzz_modes, "an enum",
+	  offsetof(struct fuzz_cfg, mode) },
+	{ "label", LAB_PARAM_STRING, "x", 0, 0, NULL, "a string",
+	  offsetof(struct fuzz_cfg, label) },
+	{ "depot_max", LAB_PARAM_UINT, "32", 1, 65536, NULL, "a uint",
+	  offsetof(struct fuzz_cfg, batch) },
+	{ "ratio", LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL, "a double",
+	  offsetof(struct fuzz_cfg, ratio) },
+	{ "flag", LAB_PARAM_BOOL, "true", 0, 0, NULL, "a bool", offsetof(struct fuzz_cfg, flag) },
 };
 
 #define FUZZ_PLUGIN(KIND, NAME)                                                                    \
@@ -99,12 +103,12 @@ static const struct lab_param fuzz_params[] = {
 	}
 
 static const struct lab_plugin fuzz_registry[] = {
-    FUZZ_PLUGIN(LAB_KIND_CMDQ, "cmpxchg"),     FUZZ_PLUGIN(LAB_KIND_CMDQ, "spinlock"),
-    FUZZ_PLUGIN(LAB_KIND_CMDQ, "mcs"),	       FUZZ_PLUGIN(LAB_KIND_CMDQ, "batched"),
-    FUZZ_PLUGIN(LAB_KIND_CMDQ, "null"),	       FUZZ_PLUGIN(LAB_KIND_CMDQ, "fake"),
-    FUZZ_PLUGIN(LAB_KIND_IOVA, "fixed_depot"), FUZZ_PLUGIN(LAB_KIND_IOVA, "scaled_depot"),
-    FUZZ_PLUGIN(LAB_KIND_IOVA, "depotless"),   FUZZ_PLUGIN(LAB_KIND_IOVA, "list_depot"),
-    FUZZ_PLUGIN(LAB_KIND_IOVA, "null"),
+	FUZZ_PLUGIN(LAB_KIND_CMDQ, "cmpxchg"),	   FUZZ_PLUGIN(LAB_KIND_CMDQ, "spinlock"),
+	FUZZ_PLUGIN(LAB_KIND_CMDQ, "mcs"),	   FUZZ_PLUGIN(LAB_KIND_CMDQ, "batched"),
+	FUZZ_PLUGIN(LAB_KIND_CMDQ, "null"),	   FUZZ_PLUGIN(LAB_KIND_CMDQ, "fake"),
+	FUZZ_PLUGIN(LAB_KIND_IOVA, "fixed_depot"), FUZZ_PLUGIN(LAB_KIND_IOVA, "scaled_depot"),
+	FUZZ_PLUGIN(LAB_KIND_IOVA, "depotless"),   FUZZ_PLUGIN(LAB_KIND_IOVA, "list_depot"),
+	FUZZ_PLUGIN(LAB_KIND_IOVA, "null"),
 };
 
 #define FUZZ_N_PLUGINS (sizeof(fuzz_registry) / sizeof(fuzz_registry[0]))
@@ -136,10 +140,11 @@ static inline const struct lab_plugin *fuzz_at(void *ctx, size_t i)
 static inline int fuzz_scenario_one(const uint8_t *data, size_t len)
 {
 	static const struct plugin_lookup lookup = {
-	    .find = fuzz_find, .ctx = NULL, .find_kind = fuzz_find_kind, .at = fuzz_at};
+		.find = fuzz_find, .ctx = NULL, .find_kind = fuzz_find_kind, .at = fuzz_at
+	};
 	static const char marker[] = "\n--set\n";
 	const char *sets[FUZZ_MAX_SETS];
-	struct diag_list diags = {0};
+	struct diag_list diags = { 0 };
 	size_t ini_len = len, n_sets = 0;
 	char *copy = malloc(len + 1), *p;
 	struct scenario *s;

@@ -21,7 +21,7 @@
 #include "cli/cli.h"
 #include "results/csv.h"
 
-#define EXE TEST_BUILD_ROOT "/iommulab"
+#define EXE	TEST_BUILD_ROOT "/iommulab"
 #define CONFIGS TEST_SOURCE_ROOT "/configs"
 
 static char tmp[256];
@@ -124,15 +124,25 @@ Test(cli, quickstart_makes_its_files_graphs_and_sane_numbers, .timeout = 120)
 {
 	char out[300];
 	snprintf(out, sizeof(out), "%s/qs", tmp);
-	char *const argv[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=200",
-			       "--set", "warmup_ms=50", "--set", "repeats=2", "--out", out, NULL };
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/quickstart.ini",
+			       "--set",
+			       "duration_ms=200",
+			       "--set",
+			       "warmup_ms=50",
+			       "--set",
+			       "repeats=2",
+			       "--out",
+			       out,
+			       NULL };
 
 	cr_assert_eq(run(argv, NULL), 0);
-	for (const char *const *f = (const char *const[]){ "trials.csv", "summary.json",
-							    "scenario.ini", "machine.txt",
-							    "plugins.txt", "plots/latency-op.png",
-							    "plots/latency-op.svg", "plots/throughput.png",
-							    "plots/phases.png", NULL };
+	for (const char *const *f =
+		     (const char *const[]){ "trials.csv", "summary.json", "scenario.ini",
+					    "machine.txt", "plugins.txt", "plots/latency-op.png",
+					    "plots/latency-op.svg", "plots/throughput.png",
+					    "plots/phases.png", NULL };
 	     *f; f++)
 		cr_assert(exists(out, *f), "%s/%s missing", out, *f);
 
@@ -165,15 +175,18 @@ Test(cli, a_bad_scenario_gives_one_error_per_problem_and_runs_nothing, .timeout 
 {
 	char out[300];
 	snprintf(out, sizeof(out), "%s/never", tmp);
-	char *const argv[] = { EXE, "run", TEST_SOURCE_ROOT "/tests/fixtures/scenarios/bad-mixed.ini",
-			       "--out", out, NULL };
+	char *const argv[] = {
+		EXE,	 "run", TEST_SOURCE_ROOT "/tests/fixtures/scenarios/bad-mixed.ini",
+		"--out", out,	NULL
+	};
 
 	cr_assert_eq(run(argv, NULL), 2);
 	char path[300];
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
 	const char *err = slurp(path);
 	cr_assert(strstr(err, "bad-mixed.ini:3: [smmu] queu_shift: unknown key, did you mean "
-			      "'queue_shift'?"), "%s", err);
+			      "'queue_shift'?"),
+		  "%s", err);
 	cr_assert(strstr(err, "bad-mixed.ini:4: [smmu] queue_shift: 70 not in [3, 20]"), "%s", err);
 	cr_assert(strstr(err, "bad-mixed.ini:7: line longer than"), "%s", err);
 	cr_assert(strstr(err, "missing section [scenario]"), "%s", err);
@@ -187,8 +200,18 @@ Test(cli, ctrl_c_keeps_every_finished_trial, .timeout = 60)
 	char out[300], csv[400];
 	snprintf(out, sizeof(out), "%s/int", tmp);
 	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
-	char *const argv[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=300",
-			       "--set", "warmup_ms=0", "--set", "repeats=5", "--out", out, NULL };
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/quickstart.ini",
+			       "--set",
+			       "duration_ms=300",
+			       "--set",
+			       "warmup_ms=0",
+			       "--set",
+			       "repeats=5",
+			       "--out",
+			       out,
+			       NULL };
 	pid_t pid;
 
 	run(argv, &pid);
@@ -230,8 +253,8 @@ static void run_config(const char *name, const char *const *extra)
 	argv[n++] = EXE;
 	argv[n++] = "run";
 	argv[n++] = ini;
-	for (const char *const *e = (const char *const[]){ "duration_ms=60", "warmup_ms=10",
-							    "repeats=1", NULL };
+	for (const char *const *e =
+		     (const char *const[]){ "duration_ms=60", "warmup_ms=10", "repeats=1", NULL };
 	     *e; e++) {
 		argv[n++] = "--set";
 		argv[n++] = (char *)*e;
@@ -303,17 +326,16 @@ static void sim_records_its_machine(const char *name, bool topology, const char 
 Test(cli, cmdq_ways_sim_runs, .timeout = 120)
 {
 	/* 64 CPUs for 2 ms: waits whose condition reads another line or CONS must wake. */
-	run_config("cmdq-ways-sim.ini", (const char *const[]){ "sweep.cpus=1, 64",
-								"duration_ms=2", NULL });
+	run_config("cmdq-ways-sim.ini",
+		   (const char *const[]){ "sweep.cpus=1, 64", "duration_ms=2", NULL });
 	sim_records_its_machine("cmdq-ways-sim.ini", true, "sim machine: kunpeng920 (preset)\n");
 }
 
 Test(cli, iova_remote_free_runs_on_the_sim, .timeout = 120)
 {
-	run_config("iova-remote-free.ini", (const char *const[]){ "engine=sim",
-								   "sweep.cpus=1, 16",
-								   "duration_ms=1", "warmup_ms=1",
-								   NULL });
+	run_config("iova-remote-free.ini",
+		   (const char *const[]){ "engine=sim", "sweep.cpus=1, 16", "duration_ms=1",
+					  "warmup_ms=1", NULL });
 	/* no [machine]: the default preset, a calibrated real machine */
 	sim_records_its_machine("iova-remote-free.ini", true, "sim machine: graviton2 (preset)\n");
 }
@@ -321,7 +343,7 @@ Test(cli, iova_remote_free_runs_on_the_sim, .timeout = 120)
 Test(cli, dma_strict_runs_on_the_sim, .timeout = 120)
 {
 	run_config("dma-strict.ini", (const char *const[]){ "engine=sim", "sweep.cpus=1, 16",
-							     "duration_ms=1", "warmup_ms=1", NULL });
+							    "duration_ms=1", "warmup_ms=1", NULL });
 	sim_records_its_machine("dma-strict.ini", true, "sim machine: graviton2 (preset)\n");
 }
 
@@ -336,7 +358,7 @@ Test(cli, iova_rcache_256_runs_and_its_irq_cpus_feed_the_depot, .timeout = 120)
 	char out[300];
 
 	run_config("iova-rcache-256.ini",
-		   (const char *const[]){"sweep.cpus=64", "duration_ms=2", "warmup_ms=2", NULL});
+		   (const char *const[]){ "sweep.cpus=64", "duration_ms=2", "warmup_ms=2", NULL });
 	snprintf(out, sizeof(out), "%s/iova-rcache-256.ini.out", tmp);
 	struct csv_table t;
 	load_trials(out, &t);
@@ -356,8 +378,8 @@ Test(cli, nvme_d06_96_runs_and_unmaps_through_the_cmdq, .timeout = 120)
 {
 	char out[300];
 
-	run_config("nvme-d06-96.ini", (const char *const[]){ "duration_ms=1", "warmup_ms=1",
-							      NULL });
+	run_config("nvme-d06-96.ini",
+		   (const char *const[]){ "duration_ms=1", "warmup_ms=1", NULL });
 	snprintf(out, sizeof(out), "%s/nvme-d06-96.ini.out", tmp);
 	struct csv_table t;
 	load_trials(out, &t);
@@ -383,8 +405,13 @@ Test(cli, broken_plugins_fail_only_their_own_trials, .timeout = 120)
 {
 	char out[300];
 	snprintf(out, sizeof(out), "%s/faulty", tmp);
-	char *const argv[] = { EXE, "--plugin-dir", TEST_BUILD_ROOT "/tests/fixtures/faulty", "run",
-			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faulty.ini", "--out", out,
+	char *const argv[] = { EXE,
+			       "--plugin-dir",
+			       TEST_BUILD_ROOT "/tests/fixtures/faulty",
+			       "run",
+			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faulty.ini",
+			       "--out",
+			       out,
 			       NULL };
 	static const struct {
 		const char *plugin, *status, *error;
@@ -422,9 +449,14 @@ Test(cli, a_sim_trial_that_stops_virtual_time_fails_by_the_stall_limit, .timeout
 {
 	char out[300];
 	snprintf(out, sizeof(out), "%s/faulty-sim-stall", tmp);
-	char *const argv[] = { EXE, "--plugin-dir", TEST_BUILD_ROOT "/tests/fixtures/faulty", "run",
+	char *const argv[] = { EXE,
+			       "--plugin-dir",
+			       TEST_BUILD_ROOT "/tests/fixtures/faulty",
+			       "run",
 			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faulty-sim-stall.ini",
-			       "--out", out, NULL };
+			       "--out",
+			       out,
+			       NULL };
 
 	cr_assert_eq(run(argv, NULL), 1, "some trials failed: exit status 1");
 	struct csv_table t;
@@ -434,7 +466,8 @@ Test(cli, a_sim_trial_that_stops_virtual_time_fails_by_the_stall_limit, .timeout
 	cr_assert_str_eq(str(&t, 1, "plugin"), "spin_c");
 	cr_assert_str_eq(str(&t, 1, "status"), "failed");
 	cr_assert(strstr(str(&t, 1, "error"), "the simulation made no progress for 20.0 s of wall "
-				     "time"), "%s", str(&t, 1, "error"));
+					      "time"),
+		  "%s", str(&t, 1, "error"));
 	cr_assert_str_eq(str(&t, 2, "status"), "ok", "%s", str(&t, 2, "error"));
 	csv_free(&t);
 }
@@ -453,8 +486,16 @@ Test(cli, resume_finishes_an_interrupted_run_and_keeps_its_rows, .timeout = 120)
 	snprintf(out, sizeof(out), "%s/res", tmp);
 	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
 	snprintf(ini, sizeof(ini), "%s/scenario.ini", out);
-	char *const first[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "duration_ms=200",
-				"--set", "warmup_ms=0", "--out", out, NULL };
+	char *const first[] = { EXE,
+				"run",
+				CONFIGS "/quickstart.ini",
+				"--set",
+				"duration_ms=200",
+				"--set",
+				"warmup_ms=0",
+				"--out",
+				out,
+				NULL };
 	char *const again[] = { EXE, "run", "--resume", out, NULL };
 	pid_t pid;
 	int status;
@@ -509,9 +550,21 @@ Test(cli, the_sim_gives_byte_identical_trials_twice, .timeout = 120)
 		snprintf(ini, sizeof(ini), "%s/%s", CONFIGS, inis[i]);
 		for (int k = 0; k < 2; k++) {
 			snprintf(out[k], sizeof(out[k]), "%s/det-%zu-%d", tmp, i, k);
-			char *const argv[] = { EXE, "run", ini, "--set", "engine=sim", "--set",
-					       "sweep.cpus=1, 16", "--set", "duration_ms=1", "--set",
-					       "warmup_ms=1", "--set", "repeats=1", "--out", out[k],
+			char *const argv[] = { EXE,
+					       "run",
+					       ini,
+					       "--set",
+					       "engine=sim",
+					       "--set",
+					       "sweep.cpus=1, 16",
+					       "--set",
+					       "duration_ms=1",
+					       "--set",
+					       "warmup_ms=1",
+					       "--set",
+					       "repeats=1",
+					       "--out",
+					       out[k],
 					       NULL };
 			run_expect(argv, 0);
 			snprintf(path, sizeof(path), "%s/trials.csv", out[k]);
@@ -519,7 +572,8 @@ Test(cli, the_sim_gives_byte_identical_trials_twice, .timeout = 120)
 				snprintf(first, sizeof(first), "%s", slurp(path));
 		}
 		cr_assert_gt(strlen(first), 100);
-		cr_assert_str_eq(first, slurp(path), "%s: the two runs' trials.csv differ", inis[i]);
+		cr_assert_str_eq(first, slurp(path), "%s: the two runs' trials.csv differ",
+				 inis[i]);
 	}
 }
 
@@ -529,8 +583,10 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 	struct csv_table t;
 
 	snprintf(late, sizeof(late), "%s/late", tmp);
-	char *const a1[] = { EXE, "run", TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faults-late-sync.ini",
-			     "--out", late, NULL };
+	char *const a1[] = {
+		EXE,	 "run", TEST_SOURCE_ROOT "/tests/fixtures/scenarios/faults-late-sync.ini",
+		"--out", late,	NULL
+	};
 	run_expect(a1, 1);
 	load_trials(late, &t);
 	cr_assert_eq(t.n_rows, 2);
@@ -543,9 +599,22 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 	csv_free(&t);
 
 	snprintf(illegal, sizeof(illegal), "%s/illegal", tmp);
-	char *const a2[] = { EXE, "run", CONFIGS "/quickstart.ini", "--set", "faults.illegal_cmd_at=500",
-			     "--set", "plugins.cmdq=biglock", "--set", "cpus=1", "--set", "repeats=1",
-			     "--set", "duration_ms=100", "--out", illegal, NULL };
+	char *const a2[] = { EXE,
+			     "run",
+			     CONFIGS "/quickstart.ini",
+			     "--set",
+			     "faults.illegal_cmd_at=500",
+			     "--set",
+			     "plugins.cmdq=biglock",
+			     "--set",
+			     "cpus=1",
+			     "--set",
+			     "repeats=1",
+			     "--set",
+			     "duration_ms=100",
+			     "--out",
+			     illegal,
+			     NULL };
 	run_expect(a2, 1);
 	load_trials(illegal, &t);
 	cr_assert(strstr(str(&t, 0, "error"), "the device rejected command 500"), "%s",
@@ -553,9 +622,20 @@ Test(cli, injected_faults_give_clear_failures_not_hangs, .timeout = 120)
 	csv_free(&t);
 
 	snprintf(allocs, sizeof(allocs), "%s/allocs", tmp);
-	char *const a3[] = { EXE, "run", CONFIGS "/iova-remote-free.ini", "--set",
-			     "faults.alloc_fail_every=7", "--set", "repeats=1", "--set",
-			     "duration_ms=100", "--set", "cpus=2", "--out", allocs, NULL };
+	char *const a3[] = { EXE,
+			     "run",
+			     CONFIGS "/iova-remote-free.ini",
+			     "--set",
+			     "faults.alloc_fail_every=7",
+			     "--set",
+			     "repeats=1",
+			     "--set",
+			     "duration_ms=100",
+			     "--set",
+			     "cpus=2",
+			     "--out",
+			     allocs,
+			     NULL };
 	run_expect(a3, 0);
 	load_trials(allocs, &t);
 	/* Every range still comes back (a trial fails if one is lost), nothing hangs. */
@@ -592,8 +672,14 @@ Test(cli, calibrate_compares_a_micro_run_with_the_measured_curves, .timeout = 12
 	static const char *const ops[] = { "atomic_add", "cas_add", "ticket_lock" };
 	static const unsigned cpus[] = { 1, 2, 4 };
 	char out[300], stdout_path[300], csv[400], text[1 << 14], err[512];
-	char *const sweep[] = { EXE, "run", CONFIGS "/calibrate-graviton2.ini", "--set",
-				"sweep.cpus=1, 2, 4", "--out", out, NULL };
+	char *const sweep[] = { EXE,
+				"run",
+				CONFIGS "/calibrate-graviton2.ini",
+				"--set",
+				"sweep.cpus=1, 2, 4",
+				"--out",
+				out,
+				NULL };
 	char *const cal[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
 			      NULL };
 	struct csv_table t;
@@ -637,10 +723,14 @@ Test(cli, calibrate_compares_a_micro_run_with_the_measured_curves, .timeout = 12
 	csv_free(&t);
 
 	/* The exit status follows the tolerance. */
-	char *const wide[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
-			       "--tolerance", "1e6", NULL };
-	char *const tight[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
-				"--tolerance", "1e-9", NULL };
+	char *const wide[] = { EXE,	      "calibrate",
+			       out,	      CONFIGS "/calibration/graviton2-atomics.csv",
+			       "--tolerance", "1e6",
+			       NULL };
+	char *const tight[] = { EXE,	       "calibrate",
+				out,	       CONFIGS "/calibration/graviton2-atomics.csv",
+				"--tolerance", "1e-9",
+				NULL };
 	char *const no_data[] = { EXE, "calibrate", out, "/nonexistent-iommulab.csv", NULL };
 	run_expect(wide, 0);
 	run_expect(tight, 1);
@@ -656,8 +746,9 @@ Test(cli, calibrate_compares_a_micro_run_with_the_measured_curves, .timeout = 12
 Test(cli, the_shipped_model_matches_graviton2_within_25_percent, .timeout = 300)
 {
 	char out[300];
-	char *const sweep[] = { EXE, "run", CONFIGS "/calibrate-graviton2.ini", "--out", out,
-				NULL };
+	char *const sweep[] = {
+		EXE, "run", CONFIGS "/calibrate-graviton2.ini", "--out", out, NULL
+	};
 	char *const cal[] = { EXE, "calibrate", out, CONFIGS "/calibration/graviton2-atomics.csv",
 			      NULL };
 
@@ -672,14 +763,14 @@ Test(cli, calibrate_refuses_bad_input_with_status_2, .timeout = 30)
 		const char *args[4];
 		const char *msg;
 	} cases[] = {
-	    {{NULL}, "expected RESULTS_DIR and DATA.csv"},
-	    {{"/nonexistent-iommulab", CONFIGS "/calibration/graviton2-atomics.csv"},
-	     "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab run "
-	     "configs/calibrate-graviton2.ini`"},
-	    {{"a", "b", "--tolerance", "lots"},
-	     "--tolerance 'lots': expected a percentage above 0"},
-	    {{"a", "b", "--tolerance"}, "--tolerance needs an argument (PCT)"},
-	    {{"a", "b", "c"}, "unexpected argument 'c'"},
+		{ { NULL }, "expected RESULTS_DIR and DATA.csv" },
+		{ { "/nonexistent-iommulab", CONFIGS "/calibration/graviton2-atomics.csv" },
+		  "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab run "
+		  "configs/calibrate-graviton2.ini`" },
+		{ { "a", "b", "--tolerance", "lots" },
+		  "--tolerance 'lots': expected a percentage above 0" },
+		{ { "a", "b", "--tolerance" }, "--tolerance needs an argument (PCT)" },
+		{ { "a", "b", "c" }, "unexpected argument 'c'" },
 	};
 
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(cases); i++) {
@@ -730,9 +821,9 @@ Test(cli, every_command_prints_its_help_three_ways, .timeout = 30)
 {
 	for (size_t i = 0; i < cli_n_commands; i++) {
 		const struct cli_command *cmd = &cli_commands[i];
-		char *const ways[3][4] = {{EXE, (char *)cmd->name, "--help", NULL},
-					  {EXE, (char *)cmd->name, "-h", NULL},
-					  {EXE, "help", (char *)cmd->name, NULL}};
+		char *const ways[3][4] = { { EXE, (char *)cmd->name, "--help", NULL },
+					   { EXE, (char *)cmd->name, "-h", NULL },
+					   { EXE, "help", (char *)cmd->name, NULL } };
 		char usage[128], opt[64];
 
 		snprintf(usage, sizeof(usage), "usage: iommulab %s", cmd->name);
@@ -758,7 +849,7 @@ Test(cli, every_command_prints_its_help_three_ways, .timeout = 30)
 	}
 
 	/* `help` and `--help` list every command. */
-	char *const lists[2][3] = {{EXE, "help", NULL}, {EXE, "--help", NULL}};
+	char *const lists[2][3] = { { EXE, "help", NULL }, { EXE, "--help", NULL } };
 	for (size_t w = 0; w < 2; w++) {
 		int status;
 		const char *out = run_stdout(lists[w], &status);
@@ -780,7 +871,7 @@ Test(cli, unknown_options_and_commands_are_named_with_the_usage, .timeout = 30)
 
 	for (size_t i = 0; i < cli_n_commands; i++) {
 		const char *name = cli_commands[i].name;
-		char *const argv[] = {EXE, (char *)name, "--no-such-option", NULL};
+		char *const argv[] = { EXE, (char *)name, "--no-such-option", NULL };
 
 		run_expect(argv, 2);
 		snprintf(want, sizeof(want), "iommulab %s: unknown option '--no-such-option'",
@@ -793,16 +884,17 @@ Test(cli, unknown_options_and_commands_are_named_with_the_usage, .timeout = 30)
 		const char *args[4];
 		const char *msg;
 	} cases[] = {
-	    {{"run", "--ot", "x"}, "unknown option '--ot' (did you mean '--out'?)"},
-	    {{"--plugn", "x", "list"}, "unknown option '--plugn' (did you mean '--plugin'?)"},
-	    {{"rnu"}, "unknown command 'rnu' (did you mean 'run'?)"},
-	    {{"list", "--params=yes"}, "--params takes no argument"},
-	    {{"run", "x.ini", "--out"}, "--out needs an argument (DIR)"},
-	    {{"help", "frobnicate"}, "unknown command 'frobnicate'"},
-	    {{"plot", "a", "b"}, "unexpected argument 'b'"},
+		{ { "run", "--ot", "x" }, "unknown option '--ot' (did you mean '--out'?)" },
+		{ { "--plugn", "x", "list" },
+		  "unknown option '--plugn' (did you mean '--plugin'?)" },
+		{ { "rnu" }, "unknown command 'rnu' (did you mean 'run'?)" },
+		{ { "list", "--params=yes" }, "--params takes no argument" },
+		{ { "run", "x.ini", "--out" }, "--out needs an argument (DIR)" },
+		{ { "help", "frobnicate" }, "unknown command 'frobnicate'" },
+		{ { "plot", "a", "b" }, "unexpected argument 'b'" },
 	};
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(cases); i++) {
-		char *argv[8] = {EXE};
+		char *argv[8] = { EXE };
 
 		for (size_t a = 0; a < 4 && cases[i].args[a]; a++)
 			argv[1 + a] = (char *)cases[i].args[a];
@@ -821,16 +913,16 @@ Test(cli, options_take_their_value_after_an_equals_sign, .timeout = 60)
 
 	snprintf(out, sizeof(out), "%s/eq", tmp);
 	snprintf(opt, sizeof(opt), "--out=%s", out);
-	char *const argv[] = {EXE,
-			      "run",
-			      CONFIGS "/cmdq-ways-sim.ini",
-			      "--set=duration_ms=1",
-			      "--set=warmup_ms=1",
-			      "--set",
-			      "repeats=1",
-			      "--set=sweep.cpus=2",
-			      opt,
-			      NULL};
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/cmdq-ways-sim.ini",
+			       "--set=duration_ms=1",
+			       "--set=warmup_ms=1",
+			       "--set",
+			       "repeats=1",
+			       "--set=sweep.cpus=2",
+			       opt,
+			       NULL };
 	run_expect(argv, 0);
 	load_trials(out, &t);
 	cr_assert_gt(t.n_rows, 0);
@@ -848,44 +940,44 @@ Test(cli, verify_sets_keys_as_run_does, .timeout = 120)
 		const char *set;
 		const char *msg;
 	} bad[] = {
-	    {"smmu.queue_shift=70", "--set smmu.queue_shift=70: [smmu] queue_shift: 70 not in "
-				    "[3, 20]"},
-	    {"nosuch.key=1", "--set nosuch.key=1: [nosuch]: unknown section"},
-	    {"cpus", "--set cpus: expected section.key=value"},
-	    {"mcs.leader_batch=99", "[plugin.mcs] leader_batch: 99 not in [1, 64]"},
-	    {"sweep.cpus=1, 2", "not for verify: it runs its own grid"},
+		{ "smmu.queue_shift=70", "--set smmu.queue_shift=70: [smmu] queue_shift: 70 not in "
+					 "[3, 20]" },
+		{ "nosuch.key=1", "--set nosuch.key=1: [nosuch]: unknown section" },
+		{ "cpus", "--set cpus: expected section.key=value" },
+		{ "mcs.leader_batch=99", "[plugin.mcs] leader_batch: 99 not in [1, 64]" },
+		{ "sweep.cpus=1, 2", "not for verify: it runs its own grid" },
 	};
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(bad); i++) {
-		char *const argv[] = {EXE, "verify", "mcs", "--set", (char *)bad[i].set, NULL};
+		char *const argv[] = { EXE, "verify", "mcs", "--set", (char *)bad[i].set, NULL };
 
 		run_expect(argv, 2);
 		cr_assert(strstr(stderr_text(), bad[i].msg), "%s: %s", bad[i].set, stderr_text());
 	}
-	char *const good[] = {EXE,
-			      "verify",
-			      "--set=mcs.leader_batch=4",
-			      "mcs",
-			      "--set",
-			      "plugin.mcs.leader_batch=2",
-			      "--set",
-			      "smmu.prod_write_ns=0",
-			      NULL};
+	char *const good[] = { EXE,
+			       "verify",
+			       "--set=mcs.leader_batch=4",
+			       "mcs",
+			       "--set",
+			       "plugin.mcs.leader_batch=2",
+			       "--set",
+			       "smmu.prod_write_ns=0",
+			       NULL };
 	run_expect(good, 0);
 }
 
 /* The cmdq-ways-sim sweep, short: 2 points x 6 plugins, each trial milliseconds of host time. */
 static void sim_sweep_argv(char **argv, const char *out, const char *jobs)
 {
-	static const char *const head[] = {EXE,
-					   "run",
-					   CONFIGS "/cmdq-ways-sim.ini",
-					   "--set",
-					   "sweep.cpus=1, 16",
-					   "--set",
-					   "duration_ms=2",
-					   "--set",
-					   "warmup_ms=1",
-					   "--out"};
+	static const char *const head[] = { EXE,
+					    "run",
+					    CONFIGS "/cmdq-ways-sim.ini",
+					    "--set",
+					    "sweep.cpus=1, 16",
+					    "--set",
+					    "duration_ms=2",
+					    "--set",
+					    "warmup_ms=1",
+					    "--out" };
 	size_t n = 0;
 
 	for (; n < LAB_ARRAY_SIZE(head); n++)
@@ -909,7 +1001,7 @@ static char *trials_text(const char *dir)
 
 Test(cli, jobs_give_byte_identical_trials_csv, .timeout = 120)
 {
-	static const char *const jobs[] = {"1", "2", "5"};
+	static const char *const jobs[] = { "1", "2", "5" };
 	char out[300], *first = NULL, *argv[16];
 
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(jobs); i++) {
@@ -935,22 +1027,22 @@ Test(cli, a_sweep_mixing_native_and_sim_runs_every_trial_with_jobs, .timeout = 1
 {
 	char out[300];
 	snprintf(out, sizeof(out), "%s/mixed", tmp);
-	char *const argv[] = {EXE,
-			      "run",
-			      CONFIGS "/quickstart.ini",
-			      "--set",
-			      "sweep.engine=native, sim",
-			      "--set",
-			      "duration_ms=20",
-			      "--set",
-			      "warmup_ms=5",
-			      "--set",
-			      "repeats=2",
-			      "-j",
-			      "2",
-			      "--out",
-			      out,
-			      NULL};
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/quickstart.ini",
+			       "--set",
+			       "sweep.engine=native, sim",
+			       "--set",
+			       "duration_ms=20",
+			       "--set",
+			       "warmup_ms=5",
+			       "--set",
+			       "repeats=2",
+			       "-j",
+			       "2",
+			       "--out",
+			       out,
+			       NULL };
 
 	run_expect(argv, 0);
 	cr_assert(strstr(stderr_text(), "native trials run alone"), "%s", stderr_text());
@@ -971,7 +1063,7 @@ Test(cli, a_sweep_mixing_native_and_sim_runs_every_trial_with_jobs, .timeout = 1
 
 Test(cli, jobs_wants_a_positive_number, .timeout = 30)
 {
-	static const char *const bad[] = {"0", "x2", "-3", "", "2x", "100000"};
+	static const char *const bad[] = { "0", "x2", "-3", "", "2x", "100000" };
 	char out[300], *argv[16];
 
 	snprintf(out, sizeof(out), "%s/badjobs", tmp);
@@ -983,7 +1075,7 @@ Test(cli, jobs_wants_a_positive_number, .timeout = 30)
 		struct stat st;
 		cr_assert_neq(stat(out, &st), 0, "-j '%s': something was run", bad[i]);
 	}
-	char *const also[] = {EXE, "run", CONFIGS "/cmdq-ways-sim.ini", "--jobs=0", NULL};
+	char *const also[] = { EXE, "run", CONFIGS "/cmdq-ways-sim.ini", "--jobs=0", NULL };
 	run_expect(also, 2);
 }
 
@@ -1009,7 +1101,7 @@ static char *interrupt_and_resume(const char *name, int n_int)
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d", status);
 	size_t done = count_lines(csv) - 1;
 	cr_assert(done >= 2 && done < 18, "%zu trials before the interrupt", done);
-	char *const again[] = {EXE, "run", "--resume", out, "-j", "2", NULL};
+	char *const again[] = { EXE, "run", "--resume", out, "-j", "2", NULL };
 	run_expect(again, 0);
 	cr_assert_eq(count_lines(csv), 18 + 1, "3 cpus x 6 plugins, once each");
 	return trials_text(out);

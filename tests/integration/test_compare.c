@@ -113,7 +113,7 @@ static void sim_run(const char *name, const char *repeats, const char *set1, con
 static int compare(const char *a, const char *b, const char *opt, const char *val)
 {
 	char pa[300], pb[300];
-	char *argv[] = {"iommulab", "compare", pa, pb, (char *)opt, (char *)val, NULL};
+	char *argv[] = { "iommulab", "compare", pa, pb, (char *)opt, (char *)val, NULL };
 
 	snprintf(pa, sizeof(pa), "%s/%s", tmp, a);
 	snprintf(pb, sizeof(pb), "%s/%s", tmp, b);
@@ -165,7 +165,7 @@ Test(compare, same_scenario_no_difference_slower_think_time_slower, .timeout = 3
 	/* Same scenario, other seed: nothing differs significantly. The sim is exact for a
 	 * seed (whatever -j), so this is the same verdict on every run, not a 5% gamble. */
 	cr_assert_eq(compare("a", "a2", NULL, NULL), 0, "%s", slurp("err.txt"));
-	for (const char *const *cpus = (const char *const[]){"1", "2", NULL}; *cpus; cpus++) {
+	for (const char *const *cpus = (const char *const[]){ "1", "2", NULL }; *cpus; cpus++) {
 		l = line_of("biglock", *cpus);
 		cr_assert(strstr(l, "no significant difference"), "%s", l);
 		cr_assert_geq(p_of(l), 0.05, "%s", l);

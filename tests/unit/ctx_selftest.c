@@ -11,7 +11,7 @@
 #include "engine/sim/ctx.h"
 
 #define ROUNDS 100000
-#define NCO 3
+#define NCO    3
 
 static struct sim_ctx main_ctx, co[NCO];
 static long steps[NCO];
@@ -56,8 +56,9 @@ int main(void)
 	for (long i = 0; i < NCO; i++) {
 		/* The last round's check runs only on the next switch in: ROUNDS - 1 checked. */
 		if (steps[i] != (i + 1) * ROUNDS || fsum[i] != 0.5 * (double)(i + 1) * ROUNDS) {
-			fprintf(stderr, "coroutine %ld: %ld steps, %g (want %ld, %g)\n", i, steps[i],
-				fsum[i], (i + 1) * ROUNDS, 0.5 * (double)(i + 1) * ROUNDS);
+			fprintf(stderr, "coroutine %ld: %ld steps, %g (want %ld, %g)\n", i,
+				steps[i], fsum[i], (i + 1) * ROUNDS,
+				0.5 * (double)(i + 1) * ROUNDS);
 			bad = 1;
 		}
 		sim_ctx_free(&co[i]);

@@ -49,8 +49,7 @@ static const char *put(const char *name, const char *text)
 	return path;
 }
 
-static const struct calib_sample *find(const struct calib_curve *c, const char *op,
-				       unsigned cpus)
+static const struct calib_sample *find(const struct calib_curve *c, const char *op, unsigned cpus)
 {
 	for (size_t i = 0; i < c->n; i++)
 		if (c->v[i].cpus == cpus && !strcmp(c->v[i].op, op))
@@ -59,8 +58,8 @@ static const struct calib_sample *find(const struct calib_curve *c, const char *
 }
 
 /* A run that swept the workload and the op: both come from the rows. */
-#define TRIALS_HEADER                                                                      \
-	"trial,point,repeat,plugin,scenario.workload,scenario.cpus,workload.micro.op,status," \
+#define TRIALS_HEADER                                                                              \
+	"trial,point,repeat,plugin,scenario.workload,scenario.cpus,workload.micro.op,status,"      \
 	"cpus,ops_per_sec,error\n"
 
 Test(calibrate, maps_each_micro_op_to_its_measured_implementation, .timeout = 10)
@@ -127,7 +126,7 @@ Test(calibrate, run_takes_keys_that_were_not_swept_from_scenario_ini, .timeout =
 	put("scenario.ini", "[scenario]\nworkload = cmdq\n[workload.micro]\nop = cas_add\n");
 	cr_assert_eq(calib_load_run(tmpdir, &c, err, sizeof(err)), -ENODATA);
 	cr_assert_not_null(strstr(err, "trials.csv: no trial of the micro workload (2 trials of "
-					"others)"),
+				       "others)"),
 			   "%s", err);
 }
 
@@ -179,25 +178,24 @@ Test(calibrate, run_of_a_missing_dir_says_which_file, .timeout = 10)
 	char err[512] = "";
 
 	cr_assert_eq(calib_load_run("/nonexistent-iommulab-dir", &c, err, sizeof(err)), -ENOENT);
-	cr_assert_not_null(strstr(err, "/nonexistent-iommulab-dir/trials.csv: No such file"),
-			   "%s", err);
+	cr_assert_not_null(strstr(err, "/nonexistent-iommulab-dir/trials.csv: No such file"), "%s",
+			   err);
 }
 
-#define DATA_HEADER                             \
-	"# where it comes from, with a comma\n" \
+#define DATA_HEADER                                                                                \
+	"# where it comes from, with a comma\n"                                                    \
 	"Trial,Cores,Implementation,Nanos/Op,Total,Rlen\n"
 
 Test(calibrate, measured_averages_trials_of_mapped_implementations_only, .timeout = 10)
 {
 	struct calib_curve c;
 	char err[512] = "";
-	const char *path = put("data.csv", DATA_HEADER
-				   "0,2,atomic add,10.0,100,1.0\n"
-				   "1,2,atomic add,20.0,100,1.0\n"
-				   "# a comment between rows\n"
-				   "0,2,plain add,n/a,100,1.0\n"
-				   "0,2,ticket spin,300,100,1.0\n"
-				   "0,1,cas add,8.4,100,1.0\n");
+	const char *path = put("data.csv", DATA_HEADER "0,2,atomic add,10.0,100,1.0\n"
+						       "1,2,atomic add,20.0,100,1.0\n"
+						       "# a comment between rows\n"
+						       "0,2,plain add,n/a,100,1.0\n"
+						       "0,2,ticket spin,300,100,1.0\n"
+						       "0,1,cas add,8.4,100,1.0\n");
 
 	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(c.n, 3, "plain add is not compared with anything, garbage or not");
@@ -255,19 +253,20 @@ Test(calibrate, measured_refuses_bad_input_with_file_and_line, .timeout = 10)
 	cr_assert_not_null(strstr(err, "/nonexistent-iommulab.csv: No such file"), "%s", err);
 }
 
-#define LH_ROW(t, rate, host, wl, c)                                                              \
-	t ", 0.9, 10.0, 10.0, " rate ", 0.0, 2018-06-23 10:46:07.6, " host ", ../build/lh_" wl   \
+#define LH_ROW(t, rate, host, wl, c)                                                               \
+	t ", 0.9, 10.0, 10.0, " rate ", 0.0, 2018-06-23 10:46:07.6, " host ", ../build/lh_" wl     \
 	  ", -t, " t ", -a, 5000, -c, " c ", -p, 0ns\n"
 
 Test(calibrate, lockhammer_rows_are_per_thread_access_rate_x_threads, .timeout = 10)
 {
 	struct calib_curve c;
 	char err[512] = "";
-	const char *path = put("lh.csv", "# lockhammer, one host\n"
-				 LH_ROW("4", "100.0", "x86-3", "ticket_spinlock", "0ns")
-				 LH_ROW("4", "110.0", "x86-3", "ticket_spinlock", "0ns")
-				 LH_ROW("4", "7.0", "x86-3", "swap_mutex", "0ns")
-				 LH_ROW("88", "550.0", "x86-3", "ticket_spinlock", "0ns"));
+	const char *path = put(
+		"lh.csv",
+		"# lockhammer, one host\n" LH_ROW("4", "100.0", "x86-3", "ticket_spinlock", "0ns")
+			LH_ROW("4", "110.0", "x86-3", "ticket_spinlock", "0ns")
+				LH_ROW("4", "7.0", "x86-3", "swap_mutex", "0ns")
+					LH_ROW("88", "550.0", "x86-3", "ticket_spinlock", "0ns"));
 
 	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(c.n, 2, "swap_mutex is compared with nothing");
@@ -321,12 +320,13 @@ Test(calibrate, folly_rows_are_per_thread_time_in_their_unit, .timeout = 10)
 {
 	struct calib_curve c;
 	char err[512] = "";
-	const char *path = put("folly.txt", "/*\n./small_locks_benchmark\n" FOLLY_CPU
-				 "atomic_cas(1thread)                    109.86%   606.52ns    1.65M\n"
-				 "atomic_cas(32thread)                   622.19%     4.87us  205.51K\n"
-				 "atomic_fetch_xor(2thread)              179.85%   660.93ns    1.51M\n"
-				 "std_mutex(2thread)                                 1.27us  784.90K\n"
-				 "*/\n");
+	const char *path = put(
+		"folly.txt", "/*\n./small_locks_benchmark\n" FOLLY_CPU
+			     "atomic_cas(1thread)                    109.86%   606.52ns    1.65M\n"
+			     "atomic_cas(32thread)                   622.19%     4.87us  205.51K\n"
+			     "atomic_fetch_xor(2thread)              179.85%   660.93ns    1.51M\n"
+			     "std_mutex(2thread)                                 1.27us  784.90K\n"
+			     "*/\n");
 
 	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(c.n, 3, "std_mutex is compared with nothing");
@@ -350,7 +350,8 @@ Test(calibrate, folly_refuses_bad_input_with_file_and_line, .timeout = 10)
 		  "folly.txt:2: atomic_cas: expected '(Nthread)' with N from 1 to 4096" },
 		{ "atomic_cas(2thread)   100%  12.5ns  1M\n" FOLLY_CPU, -EINVAL,
 		  "folly.txt:1: atomic_cas row before any CPU line" },
-		{ FOLLY_CPU "atomic_cas(2thread)  12ns  1M\nIntel(R) Xeon(R) D-2191 CPU @ 1.60GHz\n",
+		{ FOLLY_CPU
+		  "atomic_cas(2thread)  12ns  1M\nIntel(R) Xeon(R) D-2191 CPU @ 1.60GHz\n",
 		  -EINVAL, "folly.txt:3: results of a second CPU" },
 		{ FOLLY_CPU "std_mutex(2thread)  1.27us  784.90K\n", -ENODATA,
 		  "folly.txt: no folly row 'atomic_cas(Nthread)' or 'atomic_fetch_xor(Nthread)'" },
@@ -378,19 +379,21 @@ struct pt {
 static struct calib_curve curve(const struct pt *p, size_t n, struct calib_sample *v)
 {
 	for (size_t i = 0; i < n; i++)
-		v[i] = (struct calib_sample){ .op = (char *)p[i].op, .cpus = p[i].cpus,
-					      .ns_per_op = p[i].ns, .sum = p[i].ns, .n = 1 };
+		v[i] = (struct calib_sample){ .op = (char *)p[i].op,
+					      .cpus = p[i].cpus,
+					      .ns_per_op = p[i].ns,
+					      .sum = p[i].ns,
+					      .n = 1 };
 	return (struct calib_curve){ .v = v, .n = n, .cap = n, .n_used = n };
 }
 
 #define CURVE(name, ...)                                                                           \
 	static const struct pt name##_pts[] = { __VA_ARGS__ };                                     \
 	struct calib_sample name##_v[sizeof(name##_pts) / sizeof(name##_pts[0])];                  \
-	struct calib_curve name = curve(name##_pts, sizeof(name##_pts) / sizeof(name##_pts[0]),   \
-					name##_v)
+	struct calib_curve name =                                                                  \
+		curve(name##_pts, sizeof(name##_pts) / sizeof(name##_pts[0]), name##_v)
 
-static const struct calib_row *row_of(const struct calib_report *r, const char *op,
-				      unsigned cpus)
+static const struct calib_row *row_of(const struct calib_report *r, const char *op, unsigned cpus)
 {
 	for (size_t i = 0; i < r->n_rows; i++)
 		if (r->rows[i].cpus == cpus && !strcmp(r->rows[i].op, op))
@@ -468,8 +471,7 @@ Test(calibrate, verdict_judges_points_from_two_cpus_against_the_tolerance, .time
 	cr_assert_eq(calib_compare(&sim, &meas, NAN, &r, err, sizeof(err)), -EINVAL);
 }
 
-Test(calibrate, no_overlap_with_two_or_more_cpus_is_an_error_that_says_what_each_has,
-     .timeout = 10)
+Test(calibrate, no_overlap_with_two_or_more_cpus_is_an_error_that_says_what_each_has, .timeout = 10)
 {
 	CURVE(sim, { "atomic_add", 1, 5.0 }, { "cas_add", 4, 10.0 });
 	CURVE(meas, { "atomic_add", 1, 5.0 }, { "atomic_add", 2, 9.0 }, { "atomic_add", 16, 90.0 },
@@ -478,9 +480,10 @@ Test(calibrate, no_overlap_with_two_or_more_cpus_is_an_error_that_says_what_each
 	char err[512] = "";
 
 	cr_assert_eq(calib_compare(&sim, &meas, 25, &r, err, sizeof(err)), -ENODATA);
-	cr_assert_not_null(strstr(err, "no point with 2 or more CPUs is both in the run "
-				       "(atomic_add at 1 CPU, cas_add at 4 CPUs) and in the measured "
-				       "data (atomic_add at 1-16 CPUs, cas_add at 2 CPUs)"),
+	cr_assert_not_null(strstr(err,
+				  "no point with 2 or more CPUs is both in the run "
+				  "(atomic_add at 1 CPU, cas_add at 4 CPUs) and in the measured "
+				  "data (atomic_add at 1-16 CPUs, cas_add at 2 CPUs)"),
 			   "%s", err);
 	cr_assert_eq(r.n_rows, 0, "nothing is left allocated");
 }

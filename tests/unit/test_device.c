@@ -36,10 +36,10 @@ static void manual_delay(struct lab_cpu *c, uint64_t ns)
 	manual_ns += ns;
 }
 static const struct lab_clock manual_clock = {
-    .source = LAB_CLOCK_SIM,
-    .ns_per_tick = 1.0,
-    .sim_now = manual_now,
-    .sim_delay = manual_delay,
+	.source = LAB_CLOCK_SIM,
+	.ns_per_tick = 1.0,
+	.sim_now = manual_now,
+	.sim_delay = manual_delay,
 };
 
 static void count_violation(void *arg)
@@ -65,13 +65,13 @@ static void make_timed(uint32_t shift, int mode, const struct scenario_smmu *t, 
 {
 	char err[128];
 	struct smmu_config cfg = {
-	    .shift = shift,
-	    .msi = true,
-	    .mode = mode,
-	    .timing = *t,
-	    .ncpus = 1,
-	    .trace_cap = 64,
-	    .on_violation = count_violation,
+		.shift = shift,
+		.msi = true,
+		.mode = mode,
+		.timing = *t,
+		.ncpus = 1,
+		.trace_cap = 64,
+		.on_violation = count_violation,
 	};
 
 	violations = 0;
@@ -90,7 +90,7 @@ static void make_timed(uint32_t shift, int mode, const struct scenario_smmu *t, 
 /* A serial device: every command but CMD_SYNC takes tlbi_ns, a CMD_SYNC sync_ns after it. */
 static void make(uint32_t shift, int mode, uint64_t tlbi_ns, uint64_t sync_ns)
 {
-	struct scenario_smmu t = {.tlbi_va_ns = tlbi_ns, .sync_ns = sync_ns, .inv_slots = 1};
+	struct scenario_smmu t = { .tlbi_va_ns = tlbi_ns, .sync_ns = sync_ns, .inv_slots = 1 };
 
 	make_timed(shift, mode, &t, false);
 }
@@ -186,7 +186,9 @@ Test(device, one_cpus_sync_latency_is_the_serial_models, .timeout = 10)
 /* N invalidations then a CMD_SYNC: faster than N x latency, no faster than the slots allow. */
 Test(device, overlapped_invalidations_are_bounded_by_the_slots, .timeout = 10)
 {
-	struct scenario_smmu t = {.fetch_ns = 10, .tlbi_va_ns = 500, .sync_ns = 50, .inv_slots = 4};
+	struct scenario_smmu t = {
+		.fetch_ns = 10, .tlbi_va_ns = 500, .sync_ns = 50, .inv_slots = 4
+	};
 	const uint32_t n = 16;
 
 	make_timed(5, DEVICE_INLINE, &t, true);
@@ -230,12 +232,15 @@ Test(device, back_to_back_syncs_pipeline, .timeout = 10)
 /* Everything ahead of a CMD_SYNC completes before it, however slow, and CONS waits for it. */
 Test(device, a_sync_never_completes_before_the_commands_ahead_of_it, .timeout = 10)
 {
-	struct scenario_smmu t = {
-	    .fetch_ns = 10, .tlbi_va_ns = 100, .tlbi_asid_ns = 5000, .sync_ns = 50, .inv_slots = 8};
+	struct scenario_smmu t = { .fetch_ns = 10,
+				   .tlbi_va_ns = 100,
+				   .tlbi_asid_ns = 5000,
+				   .sync_ns = 50,
+				   .inv_slots = 8 };
 
 	make_timed(4, DEVICE_INLINE, &t, true);
 	put(0, lab_cmd_tlbi_nh_va(1, 0x1000, true));
-	put(1, (struct lab_cmd){{LAB_CMD_TLBI_NH_ASID | (1ull << 48), 0}});
+	put(1, (struct lab_cmd){ { LAB_CMD_TLBI_NH_ASID | (1ull << 48), 0 } });
 	put(2, lab_cmd_tlbi_nh_va(1, 0x2000, true));
 	put_sync(3);
 	put(4, smmu_tag_cmd(0, 1, 0, 1));
@@ -340,7 +345,7 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 	struct scenario_smmu t = default_timing();
 	struct scenario_cfg cfg;
 	struct engine_result res;
-	struct sim_probe pr = {.gap_min = UINT64_MAX};
+	struct sim_probe pr = { .gap_min = UINT64_MAX };
 
 	t.msi_cons_ns = 200; /* longer than a poll, so the order shows in virtual time */
 	t.cons_read_ns = 10;
@@ -348,14 +353,14 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 	memset(&cfg, 0, sizeof(cfg));
 	sim_machine_defaults(&cfg.machine);
 	struct engine_job job = {
-	    .env = env,
-	    .cfg = &cfg,
-	    .dev = dev,
-	    .n_metrics = 1,
-	    .ops_per_cpu = 40,
-	    .watchdog_ns = 100000000,
-	    .op = sim_probe_op,
-	    .arg = &pr,
+		.env = env,
+		.cfg = &cfg,
+		.dev = dev,
+		.n_metrics = 1,
+		.ops_per_cpu = 40,
+		.watchdog_ns = 100000000,
+		.op = sim_probe_op,
+		.arg = &pr,
 	};
 	memset(&res, 0, sizeof(res));
 	cr_assert_eq(sim_engine.run(&job, &res), 0, "%s", res.why);
@@ -375,7 +380,7 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 /* The scenario's plugins, from the build tree (cmdq-NAME.so or iova-NAME.so). */
 static const struct lab_plugin *find_built(void *ctx, const char *name)
 {
-	static const char *const kinds[] = {"cmdq", "iova"};
+	static const char *const kinds[] = { "cmdq", "iova" };
 
 	(void)ctx;
 	for (size_t k = 0; k < 2; k++) {
@@ -397,25 +402,25 @@ static const struct lab_plugin *find_built(void *ctx, const char *name)
 
 Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
 {
-	const char *sets[] = {"cpus=2", "duration_ms=2", "warmup_ms=1"};
-	struct plugin_lookup lookup = {.find = find_built};
-	struct diag_list diags = {0};
+	const char *sets[] = { "cpus=2", "duration_ms=2", "warmup_ms=1" };
+	struct plugin_lookup lookup = { .find = find_built };
+	struct diag_list diags = { 0 };
 	struct scenario_point pt;
 	struct trial_result res;
 
 	struct scenario *s =
-	    scenario_load(TEST_SOURCE_ROOT "/configs/ways-d06.ini", sets, 3, &lookup, &diags);
+		scenario_load(TEST_SOURCE_ROOT "/configs/ways-d06.ini", sets, 3, &lookup, &diags);
 	cr_assert_not_null(s, "%s", diags.n ? diags.msgs[0] : "?");
 	cr_assert_eq(s->base.wl_dma.pattern, DMA_PATTERN_WAYS);
 	cr_assert_eq(s->base.scenario.engine, ENGINE_SIM);
 	cr_assert_eq(scenario_n_points(s), 1);
 	cr_assert_eq(scenario_point(s, 0, &pt), 0);
 	struct trial_request req = {
-	    .cfg = &pt.cfg,
-	    .cmdq = s->cmdq[0].desc,
-	    .cmdq_config = pt.plugin_cfgs[0],
-	    .iova = s->iova[0].desc,
-	    .iova_config = pt.plugin_cfgs[1],
+		.cfg = &pt.cfg,
+		.cmdq = s->cmdq[0].desc,
+		.cmdq_config = pt.plugin_cfgs[0],
+		.iova = s->iova[0].desc,
+		.iova_config = pt.plugin_cfgs[1],
 	};
 	memset(&res, 0, sizeof(res));
 	cr_assert_eq(trial_run(&req, &res, NULL), 0, "%s", res.error);
@@ -479,7 +484,7 @@ Test(device, refuses_an_entry_published_before_it_was_written, .timeout = 10)
 Test(device, refuses_an_unknown_opcode, .timeout = 10)
 {
 	make(3, DEVICE_INLINE, 10, 10);
-	put(0, (struct lab_cmd){{0x99, 0}});
+	put(0, (struct lab_cmd){ { 0x99, 0 } });
 	lab_smmu_write_prod(cpu, q, 1);
 	cr_assert(strstr(smmu_error(dev), "slot 0 (index 0x0): unknown opcode 0x99"), "%s",
 		  smmu_error(dev));
@@ -488,7 +493,7 @@ Test(device, refuses_an_unknown_opcode, .timeout = 10)
 /* A fetch stage this slow consumes nothing while the test looks. */
 static void make_stalled(uint32_t shift)
 {
-	struct scenario_smmu t = {.fetch_ns = 1000000000, .tlbi_va_ns = 10, .sync_ns = 10};
+	struct scenario_smmu t = { .fetch_ns = 1000000000, .tlbi_va_ns = 10, .sync_ns = 10 };
 
 	make_timed(shift, DEVICE_INLINE, &t, false);
 }
@@ -526,7 +531,7 @@ Test(device, refuses_prod_with_the_owner_flag_left_on, .timeout = 10)
 
 Test(device, refuses_an_entry_rewritten_before_it_was_consumed, .timeout = 10)
 {
-	struct scenario_smmu t = {.fetch_ns = 2000000, .tlbi_va_ns = 10, .sync_ns = 10};
+	struct scenario_smmu t = { .fetch_ns = 2000000, .tlbi_va_ns = 10, .sync_ns = 10 };
 
 	make_timed(3, DEVICE_INLINE, &t, false); /* 2 ms to fetch: time to overwrite it */
 	put(0, smmu_tag_cmd(0, 1, 0, 1));

@@ -233,8 +233,8 @@ Test(params, table_check, .timeout = 5)
 	struct lab_param t[NT];
 	char err[256];
 
-	cr_assert_eq(param_table_check(tparams, NT, sizeof(struct tcfg), err, sizeof(err)), 0,
-		     "%s", err);
+	cr_assert_eq(param_table_check(tparams, NT, sizeof(struct tcfg), err, sizeof(err)), 0, "%s",
+		     err);
 	memcpy(t, tparams, sizeof(t));
 	t[2].def = "99";
 	expect_table_error(t, NT, sizeof(struct tcfg),
@@ -249,7 +249,8 @@ Test(params, table_check, .timeout = 5)
 	expect_table_error(t, NT, sizeof(struct tcfg), "param 'batch': duplicate key");
 	memcpy(t, tparams, sizeof(t));
 	t[0].key = "Bad-Key";
-	expect_table_error(t, NT, sizeof(struct tcfg), "param 'Bad-Key': key must match [a-z0-9_]+");
+	expect_table_error(t, NT, sizeof(struct tcfg),
+			   "param 'Bad-Key': key must match [a-z0-9_]+");
 	memcpy(t, tparams, sizeof(t));
 	t[0].help = "";
 	expect_table_error(t, NT, sizeof(struct tcfg), "param 'on': no help text");
@@ -264,7 +265,8 @@ Test(params, table_check, .timeout = 5)
 	expect_table_error(t, NT, sizeof(struct tcfg), "param 'on': unknown type 42");
 	memcpy(t, tparams, sizeof(t));
 	t[2].offset = 3;
-	expect_table_error(t, NT, sizeof(struct tcfg), "param 'batch': offset 3 not aligned for uint");
+	expect_table_error(t, NT, sizeof(struct tcfg),
+			   "param 'batch': offset 3 not aligned for uint");
 	expect_table_error((struct lab_param *)tparams, NT, 16,
 			   "param 'batch': offset 16 + size 8 > config size 16");
 }

@@ -77,9 +77,14 @@ static const char *const counters[] = { "cas_attempts", "magazines_held" };
 static void write_run(const char *const *axes, size_t n_axes, const char *const *xs, size_t n_x,
 		      uint32_t repeats)
 {
-	struct results_layout l = { .axes = axes, .n_axes = n_axes, .metrics = metrics,
-				    .n_metrics = 1, .phases = phases, .n_phases = 3,
-				    .counters = counters, .n_counters = 2 };
+	struct results_layout l = { .axes = axes,
+				    .n_axes = n_axes,
+				    .metrics = metrics,
+				    .n_metrics = 1,
+				    .phases = phases,
+				    .n_phases = 3,
+				    .counters = counters,
+				    .n_counters = 2 };
 	static const char *const plugins[] = { "cmpxchg", "spin_lock" };
 	char err[256];
 	struct results *r = results_create(tmpdir, &l, err, sizeof(err));
@@ -92,31 +97,46 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 				const char *swept[2] = { xs[x], "4" };
 				double cpus = atof(xs[x]);
 				struct trial_result t = {
-					.index = index++, .point = (uint32_t)x,
-					.repeat = rep, .plugin = plugins[p],
-					.swept_values = swept, .n_swept = (uint32_t)n_axes,
-					.status = TRIAL_OK, .cpus = (uint32_t)cpus,
-					.engine = "sim", .device_mode = "inline",
-					.duration_s = 0.5, .ops = 1000000,
+					.index = index++,
+					.point = (uint32_t)x,
+					.repeat = rep,
+					.plugin = plugins[p],
+					.swept_values = swept,
+					.n_swept = (uint32_t)n_axes,
+					.status = TRIAL_OK,
+					.cpus = (uint32_t)cpus,
+					.engine = "sim",
+					.device_mode = "inline",
+					.duration_s = 0.5,
+					.ops = 1000000,
 					.ops_per_sec = (p ? 1.1e6 : 1e6 * cpus) * (1 + 0.02 * rep),
-					.ops_min_cpu = 400000, .ops_max_cpu = 600000,
-					.n_metrics = 1, .n_phases = 3, .n_counters = 2,
+					.ops_min_cpu = 400000,
+					.ops_max_cpu = 600000,
+					.n_metrics = 1,
+					.n_phases = 3,
+					.n_counters = 2,
 				};
 				t.metrics[0].name = "op";
 				t.metrics[0].lat = (struct lat_summary){
-					.count = 1000000, .mean = 950, .stddev = 80, .min = 700,
+					.count = 1000000,
+					.mean = 950,
+					.stddev = 80,
+					.min = 700,
 					.p50 = (uint64_t)((p ? 900 * cpus : 880) + 10 * rep),
-					.p90 = 1200, .p99 = (uint64_t)(p ? 3000 * cpus : 2000),
-					.p999 = 9000, .max = 90000,
+					.p90 = 1200,
+					.p99 = (uint64_t)(p ? 3000 * cpus : 2000),
+					.p999 = 9000,
+					.max = 90000,
 				};
 				t.phases[0] = (struct trial_phase){ "other", 100 };
 				t.phases[1] = (struct trial_phase){ "reserve", p ? 300.0 : 50.0 };
 				t.phases[2] = (struct trial_phase){ "wait_sync", 500 };
-				t.counters[0] = (struct trial_counter){ "cas_attempts",
-									LAB_COUNTER_EVENTS, 100,
-									p ? 1.0 : 1.0 + cpus / 4 };
-				t.counters[1] = (struct trial_counter){ "magazines_held",
-									LAB_COUNTER_LEVEL, 7 + p, 7 + p };
+				t.counters[0] =
+					(struct trial_counter){ "cas_attempts", LAB_COUNTER_EVENTS,
+								100, p ? 1.0 : 1.0 + cpus / 4 };
+				t.counters[1] =
+					(struct trial_counter){ "magazines_held", LAB_COUNTER_LEVEL,
+								7 + p, 7 + p };
 				cr_assert_eq(results_append(r, &t), 0);
 			}
 	results_close(r);
@@ -213,8 +233,10 @@ Test(plot, missing_gnuplot_keeps_data_and_scripts, .timeout = 30)
 	cr_assert(exists("throughput.dat") && exists("throughput.gp"));
 	cr_assert(exists("latency-op.dat") && exists("latency-op.gp"));
 	cr_assert(!exists("throughput.png"));
-	snprintf(want, sizeof(want), "gnuplot not found; the data and scripts are in %s/plots: "
-				     "render with: gnuplot %s/plots/", tmpdir, tmpdir);
+	snprintf(want, sizeof(want),
+		 "gnuplot not found; the data and scripts are in %s/plots: "
+		 "render with: gnuplot %s/plots/",
+		 tmpdir, tmpdir);
 	cr_assert_not_null(strstr(rep.note, want), "note: %s", rep.note);
 	cr_assert(rep.n_written > 0 && strstr(rep.written[0], ".gp"));
 	plot_report_free(&rep);

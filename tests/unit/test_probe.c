@@ -80,7 +80,7 @@ static double file_figure(const char *path, const char *key)
 
 Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 {
-	struct probe_opts o = {.max_cpus = 2, .rounds = 3, .iters = 200};
+	struct probe_opts o = { .max_cpus = 2, .rounds = 3, .iters = 200 };
 	struct probe_result r;
 	struct sim_topology t;
 	char path[] = "/tmp/iommulab-probe-XXXXXX", err[256] = "";
@@ -151,7 +151,7 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 	cr_assert_not_null(fgets(line, sizeof(line), f));
 	fclose(f);
 	cr_assert(line[0] == '#' && strstr(line, "test-host") &&
-		      strstr(line, "iommulab probe on 20") && strstr(line, "CAS ping-pong"),
+			  strstr(line, "iommulab probe on 20") && strstr(line, "CAS ping-pong"),
 		  "%s", line);
 	/* the contended figures are recorded, one `# probe: key = value` line each */
 	cr_assert(fabs(file_figure(path, "contended_add_ns") - r.contended_add_ns) < 1e-2);
@@ -180,7 +180,7 @@ Test(probe, two_cpus_measure_quickly_and_load_in_the_sim)
 
 Test(probe, three_cpus_write_a_loadable_matrix)
 {
-	struct probe_opts o = {.max_cpus = 3, .rounds = 1, .iters = 100};
+	struct probe_opts o = { .max_cpus = 3, .rounds = 1, .iters = 100 };
 	struct probe_result r;
 	struct sim_topology t;
 	char path[] = "/tmp/iommulab-probe-XXXXXX", err[256] = "";
@@ -201,7 +201,7 @@ Test(probe, three_cpus_write_a_loadable_matrix)
 
 Test(probe, refuses_one_cpu)
 {
-	struct probe_opts o = {.max_cpus = 1, .rounds = 1, .iters = 10};
+	struct probe_opts o = { .max_cpus = 1, .rounds = 1, .iters = 10 };
 	struct probe_result r;
 
 	cr_assert_eq(probe_run(&o, &r), -EINVAL);
@@ -210,12 +210,12 @@ Test(probe, refuses_one_cpu)
 
 Test(probe, write_refuses_an_empty_result)
 {
-	struct probe_result r = {0};
+	struct probe_result r = { 0 };
 	char err[256] = "";
 
 	cr_assert_eq(
-	    probe_write_topology(&r, "/tmp/iommulab-probe-never.csv", NULL, err, sizeof(err)),
-	    -EINVAL);
+		probe_write_topology(&r, "/tmp/iommulab-probe-never.csv", NULL, err, sizeof(err)),
+		-EINVAL);
 	cr_assert(strstr(err, "2 CPUs"), "%s", err);
 }
 
@@ -232,20 +232,20 @@ Test(probe, default_path_names_the_host)
  * L from the matrix the file gets (ping-pong 32 ns, isolated miss 20 ns here). */
 static char *describe_with(double contended_add_ns, int matrix)
 {
-	int cpus[2] = {0, 1};
-	double lat[4] = {0, 32, 32, 0}, xfer[4] = {0, 20, 20, 0};
+	int cpus[2] = { 0, 1 };
+	double lat[4] = { 0, 32, 32, 0 }, xfer[4] = { 0, 20, 20, 0 };
 	struct probe_result r = {
-	    .n = 2,
-	    .cpus = cpus,
-	    .lat = lat,
-	    .xfer = xfer,
-	    .matrix = matrix,
-	    .atomic_add_ns = 5.5,
-	    .cas_ns = 5.5,
-	    .contended_threads = 2,
-	    .contended_add_ns = contended_add_ns,
-	    .contended_cas_ns = 30,
-	    .contended_cas_tries = 1.25,
+		.n = 2,
+		.cpus = cpus,
+		.lat = lat,
+		.xfer = xfer,
+		.matrix = matrix,
+		.atomic_add_ns = 5.5,
+		.cas_ns = 5.5,
+		.contended_threads = 2,
+		.contended_add_ns = contended_add_ns,
+		.contended_cas_ns = 30,
+		.contended_cas_tries = 1.25,
 	};
 	char *buf = NULL;
 	size_t len = 0;

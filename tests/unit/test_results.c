@@ -154,22 +154,22 @@ static bool json_valid(const char *text)
 
 /* ---- fixtures ---- */
 
-static const char *const axes[] = {"workload.cmdq.cmds_per_sync"};
-static const char *const metrics[] = {"op"};
-static const char *const phases[] = {"other", "reserve"};
-static const char *const counters[] = {"cas_attempts", "magazines_held"};
+static const char *const axes[] = { "workload.cmdq.cmds_per_sync" };
+static const char *const metrics[] = { "op" };
+static const char *const phases[] = { "other", "reserve" };
+static const char *const counters[] = { "cas_attempts", "magazines_held" };
 static const struct results_layout layout = {
-    .axes = axes,
-    .n_axes = 1,
-    .metrics = metrics,
-    .n_metrics = 1,
-    .phases = phases,
-    .n_phases = 2,
-    .counters = counters,
-    .n_counters = 2,
+	.axes = axes,
+	.n_axes = 1,
+	.metrics = metrics,
+	.n_metrics = 1,
+	.phases = phases,
+	.n_phases = 2,
+	.counters = counters,
+	.n_counters = 2,
 };
 
-static const char *const sweep_4[] = {"4"};
+static const char *const sweep_4[] = { "4" };
 #define BAD_ERROR "device: slot 3, \"bad\" opcode 0x7f"
 
 static void fill_trial(struct trial_result *t, uint32_t index, uint32_t repeat, const char *plugin,
@@ -193,21 +193,21 @@ static void fill_trial(struct trial_result *t, uint32_t index, uint32_t repeat, 
 	t->ops_max_cpu = t->ops / 2 + 10;
 	t->n_metrics = 1;
 	t->metrics[0].name = "op";
-	t->metrics[0].lat = (struct lat_summary){.count = t->ops,
-						 .mean = 950.25,
-						 .stddev = 80.5,
-						 .min = 700,
-						 .p50 = p50,
-						 .p90 = 1100,
-						 .p99 = 2000,
-						 .p999 = 5000,
-						 .max = 90000};
+	t->metrics[0].lat = (struct lat_summary){ .count = t->ops,
+						  .mean = 950.25,
+						  .stddev = 80.5,
+						  .min = 700,
+						  .p50 = p50,
+						  .p90 = 1100,
+						  .p99 = 2000,
+						  .p999 = 5000,
+						  .max = 90000 };
 	t->n_phases = 2;
-	t->phases[0] = (struct trial_phase){"other", 100.5};
-	t->phases[1] = (struct trial_phase){"reserve", 42.0};
+	t->phases[0] = (struct trial_phase){ "other", 100.5 };
+	t->phases[1] = (struct trial_phase){ "reserve", 42.0 };
 	t->n_counters = 2;
-	t->counters[0] = (struct trial_counter){"cas_attempts", LAB_COUNTER_EVENTS, 3000, 1.5};
-	t->counters[1] = (struct trial_counter){"magazines_held", LAB_COUNTER_LEVEL, 7, 7};
+	t->counters[0] = (struct trial_counter){ "cas_attempts", LAB_COUNTER_EVENTS, 3000, 1.5 };
+	t->counters[1] = (struct trial_counter){ "magazines_held", LAB_COUNTER_LEVEL, 7, 7 };
 }
 
 static struct results *write_three(void)
@@ -247,36 +247,36 @@ Test(results, csv_parses_back_with_columns_and_values, .timeout = 10)
 	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), 0, "%s", err);
 	results_close(r);
 
-	const char *want[] = {"trial",
-			      "point",
-			      "repeat",
-			      "plugin",
-			      "workload.cmdq.cmds_per_sync",
-			      "status",
-			      "cpus",
-			      "engine",
-			      "device",
-			      "oversubscribed",
-			      "duration_s",
-			      "ops",
-			      "ops_per_sec",
-			      "ops_min_cpu",
-			      "ops_max_cpu",
-			      "op_mean_ns",
-			      "op_stddev_ns",
-			      "op_min_ns",
-			      "op_p50_ns",
-			      "op_p90_ns",
-			      "op_p99_ns",
-			      "op_p999_ns",
-			      "op_max_ns",
-			      "phase_other_ns",
-			      "phase_reserve_ns",
-			      "cas_attempts",
-			      "cas_attempts_per_op",
-			      "magazines_held",
-			      "magazines_held_per_op",
-			      "error"};
+	const char *want[] = { "trial",
+			       "point",
+			       "repeat",
+			       "plugin",
+			       "workload.cmdq.cmds_per_sync",
+			       "status",
+			       "cpus",
+			       "engine",
+			       "device",
+			       "oversubscribed",
+			       "duration_s",
+			       "ops",
+			       "ops_per_sec",
+			       "ops_min_cpu",
+			       "ops_max_cpu",
+			       "op_mean_ns",
+			       "op_stddev_ns",
+			       "op_min_ns",
+			       "op_p50_ns",
+			       "op_p90_ns",
+			       "op_p99_ns",
+			       "op_p999_ns",
+			       "op_max_ns",
+			       "phase_other_ns",
+			       "phase_reserve_ns",
+			       "cas_attempts",
+			       "cas_attempts_per_op",
+			       "magazines_held",
+			       "magazines_held_per_op",
+			       "error" };
 	cr_assert_eq(t.n_cols, sizeof(want) / sizeof(want[0]));
 	for (size_t c = 0; c < t.n_cols; c++)
 		cr_assert_str_eq(t.header[c], want[c]);
@@ -323,10 +323,10 @@ Test(results, failed_row_quotes_the_error_field, .timeout = 10)
 Test(results, summary_json_is_valid_and_complete, .timeout = 10)
 {
 	struct results *r = write_three();
-	struct results_meta meta = {.name = "cmdq \"ways\"",
-				    .scenario_path = "configs/x.ini",
-				    .started = "2024-01-01T00:00:00Z",
-				    .x_key = axes[0]};
+	struct results_meta meta = { .name = "cmdq \"ways\"",
+				     .scenario_path = "configs/x.ini",
+				     .started = "2024-01-01T00:00:00Z",
+				     .x_key = axes[0] };
 	char path[256];
 
 	cr_assert_eq(results_write_summary(r, &meta), 0);
@@ -431,12 +431,12 @@ Test(results, csv_reader_reports_malformed_lines, .timeout = 10)
 	static const struct {
 		const char *text, *msg;
 	} cases[] = {
-	    {"a,b\n1,2\n3\n", "trials.csv:3: 1 fields, but the header has 2 columns"},
-	    {"a,b\n1,2\n3,x\"y\n", "trials.csv:3: quote inside unquoted field 2"},
-	    {"a,b\n1,\"2\n", "trials.csv:2: unterminated quoted field 2"},
-	    {"a,b\n\"1\"x,2\n", "trials.csv:2: unexpected 'x' after the closing quote"},
-	    {"", "trials.csv:1: empty file"},
-	    {"a,,b\n", "trials.csv:1: header: column 2 has no name"},
+		{ "a,b\n1,2\n3\n", "trials.csv:3: 1 fields, but the header has 2 columns" },
+		{ "a,b\n1,2\n3,x\"y\n", "trials.csv:3: quote inside unquoted field 2" },
+		{ "a,b\n1,\"2\n", "trials.csv:2: unterminated quoted field 2" },
+		{ "a,b\n\"1\"x,2\n", "trials.csv:2: unexpected 'x' after the closing quote" },
+		{ "", "trials.csv:1: empty file" },
+		{ "a,,b\n", "trials.csv:1: header: column 2 has no name" },
 	};
 	char path[256], err[256];
 
@@ -544,11 +544,14 @@ Test(results, column_table_matches_the_header_and_the_rows, .timeout = 10)
 Test(results, aggregation_gives_the_known_mean_and_ci, .timeout = 10)
 {
 	/* x = 10, 12, 14 (ok) plus a failed row and an empty field, which must not count. */
-	char *r0[] = {"a", "ok", "10"}, *r1[] = {"b", "ok", "99"}, *r2[] = {"a", "ok", "12"};
-	char *r3[] = {"a", "failed", "1000"}, *r4[] = {"a", "ok", ""}, *r5[] = {"a", "ok", "14"};
-	char **rows[] = {r0, r1, r2, r3, r4, r5};
-	const struct agg_table t = {.rows = (char *const *const *)rows, .n_rows = 6, .c_status = 1};
-	const size_t key_cols[] = {0};
+	char *r0[] = { "a", "ok", "10" }, *r1[] = { "b", "ok", "99" }, *r2[] = { "a", "ok", "12" };
+	char *r3[] = { "a", "failed", "1000" }, *r4[] = { "a", "ok", "" },
+	     *r5[] = { "a", "ok", "14" };
+	char **rows[] = { r0, r1, r2, r3, r4, r5 };
+	const struct agg_table t = { .rows = (char *const *const *)rows,
+				     .n_rows = 6,
+				     .c_status = 1 };
+	const size_t key_cols[] = { 0 };
 	long key[6];
 	struct agg_groups g;
 	double scratch[6];

@@ -39,22 +39,39 @@ static const struct lab_param fake_params[] = {
 };
 
 static const struct lab_plugin fake_cmdq = {
-	.magic = LAB_PLUGIN_MAGIC, .abi_major = LAB_ABI_MAJOR, .abi_minor = LAB_ABI_MINOR,
-	.struct_size = sizeof(struct lab_plugin), .kind = LAB_KIND_CMDQ, .name = "fake",
-	.summary = "test", .version = "1", .params = fake_params,
-	.n_params = LAB_ARRAY_SIZE(fake_params), .config_size = sizeof(struct fake_cfg),
+	.magic = LAB_PLUGIN_MAGIC,
+	.abi_major = LAB_ABI_MAJOR,
+	.abi_minor = LAB_ABI_MINOR,
+	.struct_size = sizeof(struct lab_plugin),
+	.kind = LAB_KIND_CMDQ,
+	.name = "fake",
+	.summary = "test",
+	.version = "1",
+	.params = fake_params,
+	.n_params = LAB_ARRAY_SIZE(fake_params),
+	.config_size = sizeof(struct fake_cfg),
 };
 
 static const struct lab_plugin other_cmdq = {
-	.magic = LAB_PLUGIN_MAGIC, .abi_major = LAB_ABI_MAJOR, .abi_minor = LAB_ABI_MINOR,
-	.struct_size = sizeof(struct lab_plugin), .kind = LAB_KIND_CMDQ, .name = "spinlock",
-	.summary = "test", .version = "1",
+	.magic = LAB_PLUGIN_MAGIC,
+	.abi_major = LAB_ABI_MAJOR,
+	.abi_minor = LAB_ABI_MINOR,
+	.struct_size = sizeof(struct lab_plugin),
+	.kind = LAB_KIND_CMDQ,
+	.name = "spinlock",
+	.summary = "test",
+	.version = "1",
 };
 
 static const struct lab_plugin depot_iova = {
-	.magic = LAB_PLUGIN_MAGIC, .abi_major = LAB_ABI_MAJOR, .abi_minor = LAB_ABI_MINOR,
-	.struct_size = sizeof(struct lab_plugin), .kind = LAB_KIND_IOVA, .name = "depot",
-	.summary = "test", .version = "1",
+	.magic = LAB_PLUGIN_MAGIC,
+	.abi_major = LAB_ABI_MAJOR,
+	.abi_minor = LAB_ABI_MINOR,
+	.struct_size = sizeof(struct lab_plugin),
+	.kind = LAB_KIND_IOVA,
+	.name = "depot",
+	.summary = "test",
+	.version = "1",
 };
 
 static const struct lab_plugin *const registry[] = { &fake_cmdq, &other_cmdq, &depot_iova };
@@ -113,7 +130,8 @@ static void expect_diags(const struct diag_list *d, const char *path, const char
 
 	for (size_t i = 0; i < d->n && i < n; i++) {
 		snprintf(want, sizeof(want), "%s%s", exp[i][0] == ':' ? path : "", exp[i]);
-		cr_expect_str_eq(d->msgs[i], want, "message %zu:\n got  %s\n want %s", i, d->msgs[i], want);
+		cr_expect_str_eq(d->msgs[i], want, "message %zu:\n got  %s\n want %s", i,
+				 d->msgs[i], want);
 	}
 	for (size_t i = n; i < d->n; i++)
 		cr_expect_fail("unexpected message: %s", d->msgs[i]);
@@ -160,7 +178,7 @@ static struct scenario *load_text_ok(const char *text, const char *const *sets, 
 }
 
 #define MINIMAL "[scenario]\n[plugins]\ncmdq = fake\n"
-#define N(a) LAB_ARRAY_SIZE(a)
+#define N(a)	LAB_ARRAY_SIZE(a)
 
 /* ---- the tables ------------------------------------------------------------------------ */
 
@@ -307,8 +325,8 @@ Test(scenario, plugin_key_errors, .timeout = 5)
 		":7: [plugin.fake] batch: 65 not in [1, 64]",
 	};
 
-	expect_load_errors(MINIMAL "[plugin.fake]\nbacth = 3\nmode = medium\nbatch = 65\n", NULL,
-			   0, exp, N(exp));
+	expect_load_errors(MINIMAL "[plugin.fake]\nbacth = 3\nmode = medium\nbatch = 65\n", NULL, 0,
+			   exp, N(exp));
 }
 
 Test(scenario, missing_plugins_for_the_workload, .timeout = 5)
@@ -327,7 +345,8 @@ Test(scenario, missing_plugins_for_the_workload, .timeout = 5)
 Test(scenario, sweep_errors, .timeout = 5)
 {
 	static const char *const exp[] = {
-		":3: [sweep] workload: cannot be swept (name and workload are fixed for a scenario)",
+		":3: [sweep] workload: cannot be swept (name and workload are fixed for a "
+		"scenario)",
 		":4: [sweep] smmu.queu_shift: unknown key, did you mean 'smmu.queue_shift'?",
 		":5: [sweep] smmu.queue_shift: 70 not in [3, 20]",
 		":6: [sweep] smmus.msi: unknown section 'smmus', did you mean 'smmu'?",
@@ -340,25 +359,28 @@ Test(scenario, sweep_errors, .timeout = 5)
 		":14: [sweep] plugins.cmdq: [plugins] cannot be swept",
 	};
 
-	expect_load_errors("[scenario]\n[sweep]\nworkload = cmdq, iova\nsmmu.queu_shift = 4\n"
-			   "smmu.queue_shift = 4, 70\nsmmus.msi = true\nplugin.fake.bacth = 1\n"
-			   "plugin.none.batch = 1\ncpus = 1,,2\nrepeats =\nseed = 1, 2\n"
-			   "scenario.seed = 3\ncpu = 1\nplugins.cmdq = fake\n[plugins]\ncmdq = fake\n",
-			   NULL, 0, exp, N(exp));
+	expect_load_errors(
+		"[scenario]\n[sweep]\nworkload = cmdq, iova\nsmmu.queu_shift = 4\n"
+		"smmu.queue_shift = 4, 70\nsmmus.msi = true\nplugin.fake.bacth = 1\n"
+		"plugin.none.batch = 1\ncpus = 1,,2\nrepeats =\nseed = 1, 2\n"
+		"scenario.seed = 3\ncpu = 1\nplugins.cmdq = fake\n[plugins]\ncmdq = fake\n",
+		NULL, 0, exp, N(exp));
 }
 
 Test(scenario, set_errors, .timeout = 5)
 {
 	static const char *const sets[] = {
-		"smmu.queue_shift=70", "smmu.queu_shift=3", "smmus.msi=true",
-		"plugin.none.batch=2", "plugin.fake.batch=0", "nonsense", "sweep.cpus=1,5000",
+		"smmu.queue_shift=70", "smmu.queu_shift=3",   "smmus.msi=true",
+		"plugin.none.batch=2", "plugin.fake.batch=0", "nonsense",
+		"sweep.cpus=1,5000",
 	};
 	static const char *const exp[] = {
 		"--set smmu.queue_shift=70: [smmu] queue_shift: 70 not in [3, 20]",
 		"--set smmu.queu_shift=3: [smmu] queu_shift: unknown key, did you mean "
 		"'queue_shift'?",
 		"--set smmus.msi=true: [smmus]: unknown section, did you mean 'smmu'?",
-		"--set plugin.none.batch=2: [plugin.none]: plugin 'none' is not listed in [plugins]",
+		"--set plugin.none.batch=2: [plugin.none]: plugin 'none' is not listed in "
+		"[plugins]",
 		"--set plugin.fake.batch=0: [plugin.fake] batch: 0 not in [1, 64]",
 		"--set nonsense: expected section.key=value",
 		"--set sweep.cpus=1,5000: [sweep] cpus: 5000 not in [1, 4096]",
@@ -416,10 +438,10 @@ Test(scenario, good_fixture_sweeps_in_order, .timeout = 5)
 Test(scenario, set_overrides_file_and_replaces_sweep, .timeout = 5)
 {
 	static const char *const sets[] = {
-		"cpus=4",		 /* swept in the file: the axis becomes [4] */
-		"smmu.sync_ns = 1k",	 /* spaces around '=' are fine */
-		"smmu.sync_ns=500",	 /* later wins */
-		"plugin.fake.batch=2",	 /* base; the file sweeps batch, so the axis becomes [2] */
+		"cpus=4",	       /* swept in the file: the axis becomes [4] */
+		"smmu.sync_ns = 1k",   /* spaces around '=' are fine */
+		"smmu.sync_ns=500",    /* later wins */
+		"plugin.fake.batch=2", /* base; the file sweeps batch, so the axis becomes [2] */
 		"workload.cmdq.think_ns=7",
 		"sweep.smmu.queue_shift=3, 4, 5",
 		"plugin.fake.label=set here",
@@ -474,21 +496,25 @@ static void expect_same_point(const struct scenario *a, const struct scenario_po
 			const struct lab_param *p = &sec[i].params[j];
 
 			cr_assert_eq(param_format(p, (const char *)&pa->cfg + sec[i].offset, x,
-						  sizeof(x)), 0);
+						  sizeof(x)),
+				     0);
 			cr_assert_eq(param_format(p, (const char *)&pb->cfg + sec[i].offset, y,
-						  sizeof(y)), 0);
+						  sizeof(y)),
+				     0);
 			cr_assert_str_eq(x, y, "[%s] %s", sec[i].name, p->key);
 		}
 	}
 	cr_assert_eq(pa->n_plugin_cfgs, pb->n_plugin_cfgs);
 	for (size_t k = 0; k < pa->n_plugin_cfgs; k++) {
-		const struct lab_plugin *d = k < a->n_cmdq ? a->cmdq[k].desc :
-							     a->iova[k - a->n_cmdq].desc;
+		const struct lab_plugin *d =
+			k < a->n_cmdq ? a->cmdq[k].desc : a->iova[k - a->n_cmdq].desc;
 
 		cr_assert_eq(d, k < b->n_cmdq ? b->cmdq[k].desc : b->iova[k - b->n_cmdq].desc);
 		for (size_t j = 0; j < d->n_params; j++) {
-			cr_assert_eq(param_format(&d->params[j], pa->plugin_cfgs[k], x, sizeof(x)), 0);
-			cr_assert_eq(param_format(&d->params[j], pb->plugin_cfgs[k], y, sizeof(y)), 0);
+			cr_assert_eq(param_format(&d->params[j], pa->plugin_cfgs[k], x, sizeof(x)),
+				     0);
+			cr_assert_eq(param_format(&d->params[j], pb->plugin_cfgs[k], y, sizeof(y)),
+				     0);
 			cr_assert_str_eq(x, y, "plugin %s %s", d->name, d->params[j].key);
 		}
 	}
@@ -563,7 +589,7 @@ Test(scenario, suffixes_and_line_limit_edge, .timeout = 5)
 Test(scenario, messages_come_in_line_order_whatever_step_found_them, .timeout = 5)
 {
 	static const char *const exp[] = {
-		":2: [sweep] cpus: 0 not in [1, 4096]",	/* found third: sweeps need the rest */
+		":2: [sweep] cpus: 0 not in [1, 4096]",	     /* found third: sweeps need the rest */
 		":4: [plugin.fake] batch: 0 not in [1, 64]", /* found second */
 		":6: [smmu] msi: 'perhaps' is not one of: true, false", /* found first */
 		"--set repeats=0: [scenario] repeats: 0 not in [1, 1000]",
@@ -595,8 +621,7 @@ static const struct lab_plugin *null_find_kind(void *ctx, uint32_t kind, const c
 
 Test(scenario, find_kind_tells_same_named_plugins_apart, .timeout = 5)
 {
-	static const struct plugin_lookup both = { .find = null_find,
-						   .find_kind = null_find_kind };
+	static const struct plugin_lookup both = { .find = null_find, .find_kind = null_find_kind };
 	struct diag_list d = { 0 };
 	struct scenario *s;
 

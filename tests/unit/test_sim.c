@@ -61,8 +61,9 @@ Test(sim_ctx, ping_pong, .timeout = 10)
  * native binding compiles to. Both must find and leave the same values. The checks are
  * blocks, not statements: the table puts its rows side by side.
  */
-static const uint64_t binding_samples[] = {
-    0, 1, 2, 0x80000000u, 0xffffffffu, 0x123456789abcdef0ull, UINT64_MAX};
+static const uint64_t binding_samples[] = { 0,		 1,	      2,
+					    0x80000000u, 0xffffffffu, 0x123456789abcdef0ull,
+					    UINT64_MAX };
 
 #define BINDING_CHECK(N, shape, name, kind, native) BINDING_CHECK_##shape(N, name, native)
 #define BINDING_CHECK_LOAD(N, name, native)                                                        \
@@ -120,7 +121,7 @@ struct shared {
 	uint32_t plain;
 	struct lab_spinlock lock LAB_CACHE_ALIGNED;
 	uint32_t flag LAB_CACHE_ALIGNED;
-	uint32_t slot[16] LAB_CACHE_ALIGNED; /* one line, a word per CPU */
+	uint32_t slot[16] LAB_CACHE_ALIGNED;		   /* one line, a word per CPU */
 	uint32_t own[SIM_MAX_CPUS * 16] LAB_CACHE_ALIGNED; /* one line per CPU */
 	uint64_t log_t[4096];
 	uint32_t log_n;
@@ -448,8 +449,8 @@ Test(sim, a_failed_far_cas_holds_the_line_only_to_read)
 		cr_assert_eq(sh->slot[i], 0);
 	cr_assert(ok.st.end_ns >= 1600 * 100 && ok.st.end_ns <= 1600 * 100 + 200, "end %lu",
 		  (unsigned long)ok.st.end_ns);
-	cr_assert(failed.st.end_ns >= 200 * 105 && failed.st.end_ns <= 200 * (105 + 25),
-		  "end %lu", (unsigned long)failed.st.end_ns);
+	cr_assert(failed.st.end_ns >= 200 * 105 && failed.st.end_ns <= 200 * (105 + 25), "end %lu",
+		  (unsigned long)failed.st.end_ns);
 
 	far_home_machine(1);
 	run(op_cas_never_matches, 8, 200, 0, &mach, &failed_whole);
@@ -477,8 +478,7 @@ Test(sim, a_far_cas_is_priced_by_the_value_the_home_serves)
 	cr_assert_eq(sh->plain, 1);
 	cr_assert_eq(sh->log_t[0], 105);
 	cr_assert_eq(sh->log_t[1], 100 + 105, "cpu1 done at %lu", (unsigned long)sh->log_t[1]);
-	cr_assert_eq(sh->log_t[2], 100 + 105, "cpu2 done at %lu",
-		     (unsigned long)sh->log_t[2]);
+	cr_assert_eq(sh->log_t[2], 100 + 105, "cpu2 done at %lu", (unsigned long)sh->log_t[2]);
 }
 
 Test(sim, machine_defaults_are_the_tables)
@@ -711,9 +711,10 @@ Test(sim_trial, speed_with_the_device, .timeout = 120)
 	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
 	const struct trial_engine_cost *st = &r.engine_cost;
 	double rate = (double)st->steps / st->host_s;
-	fprintf(stderr, "sim speed (cmdq cmpxchg + device, 64 CPUs): %.1f M lab.h ops per host "
-		"second (%lu ops, %lu switches)\n", rate / 1e6, (unsigned long)st->steps,
-		(unsigned long)st->switches);
+	fprintf(stderr,
+		"sim speed (cmdq cmpxchg + device, 64 CPUs): %.1f M lab.h ops per host "
+		"second (%lu ops, %lu switches)\n",
+		rate / 1e6, (unsigned long)st->steps, (unsigned long)st->switches);
 	cr_assert_gt(st->steps, 10000);
 	cr_assert_gt(rate, 1e6);
 }
@@ -729,7 +730,8 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 			memset(&cfg, 0, sizeof(cfg));
 			cfg.scenario.workload = WORKLOAD_MICRO;
 			cfg.scenario.engine = engine;
-			cfg.scenario.cpus = engine == ENGINE_SIM ? 8 : 2; /* at most 2 busy natively */
+			cfg.scenario.cpus =
+				engine == ENGINE_SIM ? 8 : 2; /* at most 2 busy natively */
 			cfg.scenario.oversubscribe = OVERSUBSCRIBE_ALLOW;
 			cfg.scenario.duration_ms = engine == ENGINE_SIM ? 1 : 20;
 			cfg.scenario.watchdog_ms = 1000;
@@ -739,7 +741,8 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 			struct trial_request req = { .cfg = &cfg };
 			memset(&r, 0, sizeof(r));
 			cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
-			cr_assert_eq(r.status, TRIAL_OK, "op %d engine %d: %s", op, engine, r.error);
+			cr_assert_eq(r.status, TRIAL_OK, "op %d engine %d: %s", op, engine,
+				     r.error);
 			cr_assert_gt(r.ops, 100, "op %d engine %d", op, engine);
 			double ns_per_op = (double)r.cpus / r.ops_per_sec * 1e9;
 			cr_assert(ns_per_op > 0.5 && ns_per_op < 1e6, "op %d engine %d: %g ns", op,
@@ -832,8 +835,9 @@ Test(sim_trial, dma_runs_on_virtual_cpus_deterministically, .timeout = 60)
 	plugin_defaults(cq, ccfg, sizeof(ccfg));
 	plugin_defaults(io, icfg, sizeof(icfg));
 	iova_cfg(&cfg, WORKLOAD_DMA, 16);
-	struct trial_request req = { .cfg = &cfg, .cmdq = cq, .cmdq_config = ccfg,
-				     .iova = io, .iova_config = icfg };
+	struct trial_request req = {
+		.cfg = &cfg, .cmdq = cq, .cmdq_config = ccfg, .iova = io, .iova_config = icfg
+	};
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	cr_assert_eq(trial_run(&req, &a, NULL), 0, "%s", a.error);
@@ -866,8 +870,9 @@ Test(sim_trial, dma_phases_stay_inside_the_plugins_time, .timeout = 60)
 	plugin_defaults(io, icfg, sizeof(icfg));
 	iova_cfg(&cfg, WORKLOAD_DMA, 8);
 	cfg.scenario.phases = true;
-	struct trial_request req = { .cfg = &cfg, .cmdq = cq, .cmdq_config = ccfg,
-				     .iova = io, .iova_config = icfg };
+	struct trial_request req = {
+		.cfg = &cfg, .cmdq = cq, .cmdq_config = ccfg, .iova = io, .iova_config = icfg
+	};
 	memset(&r, 0, sizeof(r));
 	cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
 	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
@@ -1010,7 +1015,8 @@ Test(machine_preset, an_unknown_preset_names_the_choices)
 	cr_assert_null(load_text(text, NULL, 0, &d));
 	cr_assert_eq(d.n, 1);
 	cr_assert_not_null(strstr(d.msgs[0], "[machine] preset: 'graviton3' is not one of: "
-					      "graviton2, kunpeng920, none"), "%s", d.msgs[0]);
+					     "graviton2, kunpeng920, none"),
+			   "%s", d.msgs[0]);
 	diag_clear(&d);
 
 	/* applied once under the keys, so a sweep could not change it */
@@ -1065,7 +1071,8 @@ Test(sim_trial, results_do_not_depend_on_the_host_heap, .timeout = 60)
 	cr_assert_eq(r[0].ops, r[1].ops);
 	for (uint32_t m = 0; m < r[0].n_metrics; m++)
 		cr_assert_eq(memcmp(&r[0].metrics[m].lat, &r[1].metrics[m].lat,
-				    sizeof(r[0].metrics[m].lat)), 0, "metric %u", m);
+				    sizeof(r[0].metrics[m].lat)),
+			     0, "metric %u", m);
 	cr_assert_eq(r[0].n_counters, r[1].n_counters);
 	for (uint32_t k = 0; k < r[0].n_counters; k++)
 		cr_assert_eq(r[0].counters[k].total, r[1].counters[k].total, "%s",

@@ -39,7 +39,7 @@ static void key_insert(struct rb_root *root, struct key_node *k)
 	while (*link) {
 		parent = *link;
 		link = k->key < rb_entry(parent, struct key_node, rb)->key ? &parent->left
-									  : &parent->right;
+									   : &parent->right;
 	}
 	rb_link_node(&k->rb, parent, link);
 	rb_insert_color(&k->rb, root);
@@ -297,7 +297,7 @@ static void shadow_clear(struct shadow *s, uint64_t pfn, uint64_t n)
 {
 	pthread_mutex_lock(&s->lock);
 	for (uint64_t p = pfn; p < pfn + n; p++)
-		s->bits[p / 8] &= (uint8_t)~(1u << (p % 8));
+		s->bits[p / 8] &= (uint8_t) ~(1u << (p % 8));
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -361,8 +361,8 @@ static void run_random(struct worker *w)
 			}
 		} else {
 			uint64_t size = (uint64_t)(rand_r(&w->seed) % 64) + 1;
-			uint64_t limit = rand_r(&w->seed) % 2 ? w->small_dma32 - 1
-							      : 4 * w->small_dma32 - 1;
+			uint64_t limit =
+				rand_r(&w->seed) % 2 ? w->small_dma32 - 1 : 4 * w->small_dma32 - 1;
 			uint64_t pfn = slowpath_alloc(w->c, w->sp, size, limit);
 
 			if (!pfn) {
@@ -458,8 +458,10 @@ Test(slowpath, two_threads_unique_ranges)
 
 	shadow_init(&s, 4 * dma32);
 	for (int i = 0; i < 2; i++) {
-		w[i] = (struct worker){ sp, &s, host_env_cpu(env, (uint32_t)i), 100u + (unsigned)i,
-					20000, dma32, 0, 0 };
+		w[i] = (struct worker){
+			sp, &s, host_env_cpu(env, (uint32_t)i), 100u + (unsigned)i, 20000, dma32,
+			0,  0
+		};
 		cr_assert_eq(pthread_create(&t[i], NULL, thread_main, &w[i]), 0);
 	}
 	for (int i = 0; i < 2; i++)

@@ -27,8 +27,8 @@ Test(stats, t95_interpolates_and_tends_to_normal, .timeout = 5)
 	cr_assert_float_eq(stats_t95(1000000), 1.960, 1e-3);
 	/* Monotonically decreasing towards 1.96 everywhere. */
 	for (size_t df = 1; df < 2000; df++)
-		cr_assert(stats_t95(df + 1) <= stats_t95(df) && stats_t95(df) > 1.95996,
-			  "df %zu", df);
+		cr_assert(stats_t95(df + 1) <= stats_t95(df) && stats_t95(df) > 1.95996, "df %zu",
+			  df);
 }
 
 Test(stats, mean_ci_known_values, .timeout = 5)
@@ -139,7 +139,7 @@ Test(stats, mwu_ties_use_normal_with_tie_correction, .timeout = 5)
 Test(stats, mwu_large_samples_use_normal, .timeout = 5)
 {
 	/* 12 against 10, both above the exact limit; reference computed as above: U = 18. */
-	const double a[] = { 11.288, 11.449, 10.066, 9.235, 8.908, 10.031,
+	const double a[] = { 11.288, 11.449, 10.066, 9.235,  8.908,  10.031,
 			     8.978,  8.563,  10.199, 10.133, 10.546, 9.086 };
 	const double b[] = { 11.005, 10.935, 9.494,  11.538, 11.321,
 			     13.389, 11.203, 10.855, 12.233, 11.199 };

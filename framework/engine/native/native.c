@@ -21,20 +21,20 @@ struct worker {
 	struct lab_cpu *c;
 	uint32_t host_cpu; /* the core it is pinned to */
 	struct engine_cpu_result *res;
-	uint64_t progress;	/* atomic: ops (and idle turns) completed; no clock read per op */
-	uint64_t seen;		/* supervisor only: progress when it last changed ... */
-	uint64_t seen_at;	/* ... and when the supervisor saw it change */
-	uint64_t n_returns;	/* the op's returns so far (written to progress) */
-	uint32_t in_op;		/* atomic */
-	uint32_t done;		/* atomic */
+	uint64_t progress;  /* atomic: ops (and idle turns) completed; no clock read per op */
+	uint64_t seen;	    /* supervisor only: progress when it last changed ... */
+	uint64_t seen_at;   /* ... and when the supervisor saw it change */
+	uint64_t n_returns; /* the op's returns so far (written to progress) */
+	uint32_t in_op;	    /* atomic */
+	uint32_t done;	    /* atomic */
 	uint64_t t_measure, t_stop;
 } LAB_CACHE_ALIGNED;
 
 struct native_run {
 	const struct engine_job *job;
-	uint32_t ready; /* atomic: workers waiting for go */
-	uint32_t go;	/* atomic: the barrier start */
-	uint32_t state; /* atomic enum run_state */
+	uint32_t ready;	 /* atomic: workers waiting for go */
+	uint32_t go;	 /* atomic: the barrier start */
+	uint32_t state;	 /* atomic enum run_state */
 	uint32_t failed; /* atomic: an op returned an error */
 	struct worker *workers;
 };
@@ -224,12 +224,11 @@ static void describe_hang(struct native_run *run, uint32_t ncpus, uint64_t now, 
 		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
 			off += (size_t)snprintf(buf + off, len - off, " cpu%u finished;", i);
 		else
-			off += (size_t)snprintf(buf + off, len - off,
-						" cpu%u %s phase '%s' for %.0f ms;", i,
-						__atomic_load_n(&w->in_op, __ATOMIC_RELAXED)
-							? "in op,"
-							: "between ops,",
-						name, (double)(now - last) / 1e6);
+			off += (size_t)snprintf(
+				buf + off, len - off, " cpu%u %s phase '%s' for %.0f ms;", i,
+				__atomic_load_n(&w->in_op, __ATOMIC_RELAXED) ? "in op,"
+									     : "between ops,",
+				name, (double)(now - last) / 1e6);
 	}
 	if (off > 0 && off < len && buf[off - 1] == ';')
 		buf[off - 1] = '\0';
@@ -275,8 +274,7 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 				if (job->on_measure)
 					job->on_measure(job->measure_arg);
 				__atomic_store_n(&run->state, RUN_MEASURE, __ATOMIC_RELEASE);
-			}
-			else if (state == RUN_MEASURE && now >= t_stop)
+			} else if (state == RUN_MEASURE && now >= t_stop)
 				__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
 		}
 		int hung = find_hung(run, ncpus, now, job->watchdog_ns);
@@ -375,12 +373,13 @@ static int native_prepare(struct engine_trial *t, char *err, size_t err_len)
 
 	t->oversubscribed = busy > online;
 	if (t->oversubscribed && cfg->scenario.oversubscribe != OVERSUBSCRIBE_ALLOW) {
-		snprintf(err, err_len,
-			 "%u busy threads (%llu CPUs%s) on %u online CPUs would measure the "
-			 "scheduler, not the algorithm: lower [scenario] cpus, use engine = sim, or "
-			 "set [scenario] oversubscribe = allow",
-			 busy, (unsigned long long)cfg->scenario.cpus,
-			 thread ? " + the device thread" : "", online);
+		snprintf(
+			err, err_len,
+			"%u busy threads (%llu CPUs%s) on %u online CPUs would measure the "
+			"scheduler, not the algorithm: lower [scenario] cpus, use engine = sim, or "
+			"set [scenario] oversubscribe = allow",
+			busy, (unsigned long long)cfg->scenario.cpus,
+			thread ? " + the device thread" : "", online);
 		return -EINVAL;
 	}
 	return 0;

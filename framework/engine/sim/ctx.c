@@ -138,12 +138,12 @@ int sim_ctx_make(struct sim_ctx *ctx, size_t stack_size, void (*fn)(void *), voi
 #if defined(__x86_64__)
 	uintptr_t top = ((uintptr_t)base + size) & ~(uintptr_t)15;
 	void **sp = (void **)(top - 7 * sizeof(void *));
-	sp[0] = NULL;			  /* r15 */
-	sp[1] = NULL;			  /* r14 */
-	sp[2] = (void *)(uintptr_t)fn;	  /* r13 */
-	sp[3] = arg;			  /* r12 */
-	sp[4] = NULL;			  /* rbx */
-	sp[5] = NULL;			  /* rbp */
+	sp[0] = NULL;				  /* r15 */
+	sp[1] = NULL;				  /* r14 */
+	sp[2] = (void *)(uintptr_t)fn;		  /* r13 */
+	sp[3] = arg;				  /* r12 */
+	sp[4] = NULL;				  /* rbx */
+	sp[5] = NULL;				  /* rbp */
 	sp[6] = (void *)(uintptr_t)sim_ctx_start; /* ret: rsp ends 16-aligned before the call */
 	ctx->sp = sp;
 #elif defined(__aarch64__)
@@ -164,8 +164,8 @@ int sim_ctx_make(struct sim_ctx *ctx, size_t stack_size, void (*fn)(void *), voi
 	ctx->uc.uc_stack.ss_size = size - pg;
 	ctx->uc.uc_link = NULL;
 	uintptr_t f = (uintptr_t)fn, a = (uintptr_t)arg;
-	makecontext(&ctx->uc, (void (*)(void))ctx_trampoline, 4, (unsigned)(f >> 32),
-		    (unsigned)f, (unsigned)(a >> 32), (unsigned)a);
+	makecontext(&ctx->uc, (void (*)(void))ctx_trampoline, 4, (unsigned)(f >> 32), (unsigned)f,
+		    (unsigned)(a >> 32), (unsigned)a);
 #endif
 	return 0;
 }

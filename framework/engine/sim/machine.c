@@ -66,8 +66,10 @@ int sim_topology_load(const char *path, struct sim_topology *t, char *err, size_
 		while (col < row) {
 			double v = strtod(p, &end);
 			if (end == p || v < 0) {
-				snprintf(err, err_len, "%s:%u: core %u to core %u: expected a latency "
-					 "in ns, found '%.20s'", path, lineno, row, col, p);
+				snprintf(err, err_len,
+					 "%s:%u: core %u to core %u: expected a latency "
+					 "in ns, found '%.20s'",
+					 path, lineno, row, col, p);
 				rc = -EINVAL;
 				goto out;
 			}

@@ -239,8 +239,8 @@ static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_
  * transfer from where the line is, and keeps the line busy for occupancy x that transfer.
  * cas_fails: an rmw that is a CAS whose compare will fail when it is served.
  */
-static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
-			  enum access kind, bool is_cas, bool cas_fails)
+static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
+			  bool is_cas, bool cas_fails)
 {
 	uint32_t id = me->id;
 	uint64_t t = me->clock + s->op_ps;
@@ -294,7 +294,8 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 			l->last_rmw = id + 1;
 			me->far_seen = true;
 			s->st.misses++;
-			return far_serve(s, l, t, s->home_ps, true, true) + (s->adaptive ? 0 : s->atomic_ps);
+			return far_serve(s, l, t, s->home_ps, true, true) +
+			       (s->adaptive ? 0 : s->atomic_ps);
 		}
 		if (!far && cas_fails) {
 			/*
@@ -318,8 +319,9 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 		if (owner >= 0)
 			latency = lat(s, id, (uint32_t)owner);
 		else if (owner == LINE_SHARED)
-			latency = s->home_ps > sharers_farthest(s, l, id) ? s->home_ps
-									  : sharers_farthest(s, l, id);
+			latency = s->home_ps > sharers_farthest(s, l, id)
+					  ? s->home_ps
+					  : sharers_farthest(s, l, id);
 		else
 			latency = s->home_ps;
 		memset(l->sharers, 0, sizeof(l->sharers));
@@ -333,7 +335,8 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 			if (owner == LINE_SHARED && s->adaptive)
 				latency = s->home_ps;
 			s->st.misses++;
-			return far_serve(s, l, t, latency, false, is_cas) + (s->adaptive ? 0 : s->atomic_ps);
+			return far_serve(s, l, t, latency, false, is_cas) +
+			       (s->adaptive ? 0 : s->atomic_ps);
 		}
 	}
 	start = t > l->busy_until ? t : l->busy_until;
@@ -358,8 +361,8 @@ static uint64_t line_word(const struct sim_line *l, const struct sim_write *w, u
  * Price an access (w: the store or rmw, NULL for a load) and note what a write will leave
  * in its word: the next CAS on the line is priced against it.
  */
-static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l,
-			   enum access kind, const struct sim_write *w)
+static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
+			   const struct sim_write *w)
 {
 	uint64_t mask, old, done;
 	bool cas_fails;
@@ -434,7 +437,7 @@ static void hang(struct sim *s, const char *fmt_cause, uint32_t cpu)
 	off += (size_t)snprintf(s->why + off, sizeof(s->why) - off, fmt_cause, cpu);
 	for (uint32_t i = 0; i < s->ncpus && off < sizeof(s->why); i++) {
 		struct sim_cpu *x = &s->cpus[i];
-		const char *st = x->state == CPU_DONE	 ? "finished"
+		const char *st = x->state == CPU_DONE	  ? "finished"
 				 : x->state == CPU_PARKED ? "waiting on a line"
 							  : "running";
 		off += (size_t)snprintf(s->why + off, sizeof(s->why) - off, "; cpu%u %s at %.3f us",
@@ -530,9 +533,9 @@ static void device_wakeups(struct sim *s, uint64_t now)
 		if (x->state != CPU_PARKED)
 			continue;
 		if (x->watch_size)
-			changed = (x->watch_size == 4 ? *(volatile const uint32_t *)x->watch
-						      : *(volatile const uint64_t *)x->watch) !=
-				  x->watch_val;
+			changed = (x->watch_size == 4
+					   ? *(volatile const uint32_t *)x->watch
+					   : *(volatile const uint64_t *)x->watch) != x->watch_val;
 		if (!changed && !x->agent_waiter)
 			continue;
 		unlink_waiter(s, x);
@@ -605,7 +608,8 @@ void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 		}
 		if (!s->heap_n) {
 			if (s->n_live)
-				hang(s, "every CPU left (%u) waits on a line nobody will write", s->n_live);
+				hang(s, "every CPU left (%u) waits on a line nobody will write",
+				     s->n_live);
 			to_main(s, me);
 			continue;
 		}
@@ -640,8 +644,8 @@ static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
 		update_horizon(s);
 	if (__builtin_expect(me->clock < s->horizon, 1))
 		return;
-	if ((!s->heap_n || s->heap[0] > key_of(me->clock, me->id)) &&
-	    agent_due(s) > me->clock && !s->hung)
+	if ((!s->heap_n || s->heap[0] > key_of(me->clock, me->id)) && agent_due(s) > me->clock &&
+	    !s->hung)
 		return;
 	sim_schedule(s, me, true);
 }
@@ -863,7 +867,7 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 		struct sim_cpu *me = running(s);                                                   \
 		struct sim_write w = { p, bits / 8, op, a, b };                                    \
 		struct sim_line *l = access_begin(s, me, p, ACC_RMW, &w);                          \
-		if (me->far_seen) /* failed at the home: the value it answered with */            \
+		if (me->far_seen) /* failed at the home: the value it answered with */             \
 			return (uint##bits##_t)me->far_val;                                        \
 		old = *p;                                                                          \
 		v = (uint##bits##_t)direct_rmw(old, op, a, b);                                     \
@@ -875,4 +879,3 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 
 /* The widths lab.h's atomics table is made for: one load, store and rmw entry each. */
 LAB_ATOMIC_WIDTHS(SIM_DEFINE_ACCESS)
-

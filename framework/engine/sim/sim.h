@@ -104,14 +104,15 @@ void sim_read_agent(void);
 
 /* What the engine measured about itself. */
 struct sim_stats {
-	uint64_t lab_ops;	/* lab.h operations simulated (loads, stores, rmws, fences, delays, waits) */
-	uint64_t switches;	/* coroutine switches */
-	uint64_t parks;		/* CPUs put to sleep on a line */
-	uint64_t misses;	/* line transfers */
+	uint64_t lab_ops; /* lab.h operations simulated (loads, stores, rmws, fences, delays, waits)
+			   */
+	uint64_t switches;	   /* coroutine switches */
+	uint64_t parks;		   /* CPUs put to sleep on a line */
+	uint64_t misses;	   /* line transfers */
 	uint64_t lab_ops_measured; /* of lab_ops, those since measuring began */
 	uint64_t misses_measured;  /* of misses, those since measuring began */
-	uint64_t end_ns;	/* virtual time at the end */
-	double host_s;		/* host seconds spent */
+	uint64_t end_ns;	   /* virtual time at the end */
+	double host_s;		   /* host seconds spent */
 };
 
 /*

@@ -36,7 +36,7 @@ static int sim_prepare(struct engine_trial *t, char *err, size_t err_len)
 struct dev_agent {
 	struct smmu_dev *dev;
 	struct lab_smmu *q;
-	uint32_t seen_cons; /* CONS when the sim last asked */
+	uint32_t seen_cons;  /* CONS when the sim last asked */
 	uint32_t seen_fetch; /* the device's fetch index then */
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
 };
@@ -96,16 +96,16 @@ static uint64_t dev_progress(void *arg)
 
 static int sim_engine_run(const struct engine_job *job, struct engine_result *res)
 {
-	struct dev_agent da = {.dev = job->dev};
+	struct dev_agent da = { .dev = job->dev };
 	struct sim_agent agent = {
-	    .next_due = dev_next_due,
-	    .advance = dev_advance,
-	    .progress = dev_progress,
-	    .arg = &da,
+		.next_due = dev_next_due,
+		.advance = dev_advance,
+		.progress = dev_progress,
+		.arg = &da,
 	};
-	struct sim_topology topo = {0};
+	struct sim_topology topo = { 0 };
 	const struct scenario_machine *m = &job->cfg->machine;
-	struct sim_stats st = {0};
+	struct sim_stats st = { 0 };
 	char err[TRIAL_ERR_LEN];
 	int rc;
 
@@ -152,11 +152,11 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 }
 
 const struct engine_ops sim_engine = {
-    .name = "sim",
-    .kind = ENGINE_SIM,
-    .binding = ENGINE_BINDING_SIM,
-    .publishes_progress = true,
-    .stats = {"sim_lab_ops", "sim_line_transfers"},
-    .prepare = sim_prepare,
-    .run = sim_engine_run,
+	.name = "sim",
+	.kind = ENGINE_SIM,
+	.binding = ENGINE_BINDING_SIM,
+	.publishes_progress = true,
+	.stats = { "sim_lab_ops", "sim_line_transfers" },
+	.prepare = sim_prepare,
+	.run = sim_engine_run,
 };

@@ -17,12 +17,12 @@
 #include "engine/sim/ctx.h"
 #include "engine/sim/sim.h"
 
-#define NEVER UINT64_MAX
-#define PS_PER_NS 1000u
-#define STACK_SIZE (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
-#define SHARER_WORDS (SIM_MAX_CPUS / 64)
+#define NEVER	       UINT64_MAX
+#define PS_PER_NS      1000u
+#define STACK_SIZE     (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
+#define SHARER_WORDS   (SIM_MAX_CPUS / 64)
 #define LINES_MIN_BITS 14
-#define RECENT 4 /* lines a spin-wait's condition may read besides the watched one */
+#define RECENT	       4 /* lines a spin-wait's condition may read besides the watched one */
 
 enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
 enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
@@ -65,9 +65,9 @@ struct sim_cpu {
 	struct lab_cpu *c;
 	uint32_t id;
 	uint32_t state;
-	uint32_t next_waiter;	/* next CPU + 1 sleeping on the same line */
-	uint32_t watch_size;	/* 4 or 8; 0: wake on any write to the line only */
-	bool read_agent;	/* read a device register since its last park or op */
+	uint32_t next_waiter; /* next CPU + 1 sleeping on the same line */
+	uint32_t watch_size;  /* 4 or 8; 0: wake on any write to the line only */
+	bool read_agent;      /* read a device register since its last park or op */
 	/*
 	 * The lines this CPU loaded last, newest at recent[(n_recent - 1) % RECENT]: at a
 	 * park, those loaded after the watched word are what its condition read besides it.
@@ -76,26 +76,26 @@ struct sim_cpu {
 	uint32_t n_recent;
 	uint32_t n_extra;
 	uintptr_t extra[RECENT]; /* parked: the other lines whose write wakes it (tags) */
-	bool agent_waiter;	/* parked with read_agent: the device's progress wakes it too */
-	const void *watch;	/* the word it sleeps on */
-	uint64_t watch_val;	/* the value it last saw there */
-	bool far_seen;		/* its last rmw was a CAS that failed on a miss: it returns far_val */
-	uint64_t far_val;	/* the value the line held when that CAS was served */
+	bool agent_waiter;	 /* parked with read_agent: the device's progress wakes it too */
+	const void *watch;	 /* the word it sleeps on */
+	uint64_t watch_val;	 /* the value it last saw there */
+	bool far_seen;	  /* its last rmw was a CAS that failed on a miss: it returns far_val */
+	uint64_t far_val; /* the value the line held when that CAS was served */
 	uint64_t t_measure, t_stop; /* ps */
 	struct engine_cpu_result *res;
 	struct sim_ctx ctx;
 };
 
-
 struct sim {
 	const struct engine_job *job;
 	uint64_t local_ps, atomic_ps, op_ps, home_ps, poll_ps;
-	uint64_t home_hold_ps; /* a far atomic's hold of the line at the home; 0: occupancy x trip */
-	uint64_t cas_hold_ps;  /* ...of a far CAS that succeeds; 0: home_hold_ps */
+	uint64_t
+		home_hold_ps; /* a far atomic's hold of the line at the home; 0: occupancy x trip */
+	uint64_t cas_hold_ps; /* ...of a far CAS that succeeds; 0: home_hold_ps */
 	double occupancy;
 	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
-	bool far;	/* every atomic miss runs at the home */
-	bool adaptive;	/* ...only when another CPU did the line's last atomic */
+	bool far;	  /* every atomic miss runs at the home */
+	bool adaptive;	  /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
 	uint32_t *lat_ps; /* ncpus x ncpus */
 	struct sim_cpu *cpus;
@@ -108,8 +108,8 @@ struct sim {
 	struct sim_cpu *cur;
 	struct sim_ctx main_ctx;
 	const struct sim_agent *agent;
-	uint64_t agent_due;	/* ps: the agent's next_due as last read */
-	bool agent_stale;	/* host code ran on a CPU since: it may have moved agent_due */
+	uint64_t agent_due; /* ps: the agent's next_due as last read */
+	bool agent_stale;   /* host code ran on a CPU since: it may have moved agent_due */
 	/*
 	 * ps: nothing but the running CPU can happen before this (the run queue's head, the
 	 * agent's due time; 0 forces the full check). The running CPU carries on without
@@ -118,11 +118,11 @@ struct sim {
 	uint64_t horizon;
 	uint64_t agent_progress;
 	bool in_agent;
-	uint64_t agent_now; /* ps, while in_agent */
+	uint64_t agent_now;		      /* ps, while in_agent */
 	uint64_t t_measure, t_stop, watchdog; /* ps */
 	uint32_t n_live;
 	bool hung, failed, oom;
-	bool measure_started; /* job->on_measure called */
+	bool measure_started;				/* job->on_measure called */
 	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
 	char why[TRIAL_ERR_LEN];
 	struct sim_stats st;
@@ -146,7 +146,7 @@ static inline uint64_t due_to_ps(uint64_t ns)
  * heap is walked on nearly every switch. The clock keeps 56 bits of picoseconds (20 hours of
  * virtual time), the id the low 8 (SIM_MAX_CPUS).
  */
-#define KEY_ID_BITS 8
+#define KEY_ID_BITS   8
 #define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
 
 _Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a heap key");

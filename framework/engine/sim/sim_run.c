@@ -248,7 +248,8 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
 		uint64_t stop = x->state == CPU_DONE ? x->t_stop : x->clock;
-		res->cpus[i].window_ns = stop > x->t_measure ? (stop - x->t_measure) / PS_PER_NS : 0;
+		res->cpus[i].window_ns =
+			stop > x->t_measure ? (stop - x->t_measure) / PS_PER_NS : 0;
 		double sec = (double)res->cpus[i].window_ns / 1e9;
 		if (sec > res->measured_s)
 			res->measured_s = sec;

@@ -62,15 +62,14 @@ enum lab_sync_cs {
 	LAB_SYNC_CS_SEV = 2,
 };
 
-#define LAB_SYNC_CS_SHIFT 12
-#define LAB_SYNC_MSH_ISH (3ull << 22)
-#define LAB_SYNC_MSIATTR_OIWB (0xfull << 24)
+#define LAB_SYNC_CS_SHIFT      12
+#define LAB_SYNC_MSH_ISH       (3ull << 22)
+#define LAB_SYNC_MSIATTR_OIWB  (0xfull << 24)
 #define LAB_SYNC_MSIDATA_SHIFT 32
-#define LAB_SYNC_MSIADDR_MASK 0x000ffffffffffffcull /* dw1[51:2] */
+#define LAB_SYNC_MSIADDR_MASK  0x000ffffffffffffcull /* dw1[51:2] */
 
 /* Build a CMD_SYNC. With cs == LAB_SYNC_CS_IRQ the device writes msidata to *msi_word. */
-static inline struct lab_cmd lab_cmd_sync(enum lab_sync_cs cs, uint32_t *msi_word,
-					  uint32_t msidata)
+static inline struct lab_cmd lab_cmd_sync(enum lab_sync_cs cs, uint32_t *msi_word, uint32_t msidata)
 {
 	struct lab_cmd cmd;
 	cmd.dw[0] = LAB_CMD_SYNC | ((uint64_t)cs << LAB_SYNC_CS_SHIFT);
@@ -110,9 +109,9 @@ static inline void lab_cmd_write(struct lab_cmd *slot, const struct lab_cmd *cmd
 
 struct lab_smmu {
 	uint32_t struct_size;
-	uint32_t shift;	     /* log2 of the number of entries (max_n_shift) */
+	uint32_t shift;	      /* log2 of the number of entries (max_n_shift) */
 	struct lab_cmd *ring; /* 1 << shift entries, cache-line aligned */
-	uint32_t msi;	     /* 1: CMD_SYNC may complete by MSI (ARM_SMMU_OPT_MSIPOLL) */
+	uint32_t msi;	      /* 1: CMD_SYNC may complete by MSI (ARM_SMMU_OPT_MSIPOLL) */
 	uint32_t pad;
 	/* readl(CONS): the device's consumer index (IDX | WRP). */
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s);

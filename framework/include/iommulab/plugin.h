@@ -22,10 +22,10 @@
 #include <stdint.h>
 
 #define LAB_PLUGIN_MAGIC 0x494f4d4cu /* "IOML" */
-#define LAB_ABI_MAJOR 1
-#define LAB_ABI_MINOR 0
+#define LAB_ABI_MAJOR	 1
+#define LAB_ABI_MINOR	 0
 
-#define LAB_PLUGIN_ENTRY iommulab_plugin_entry
+#define LAB_PLUGIN_ENTRY      iommulab_plugin_entry
 #define LAB_PLUGIN_ENTRY_NAME "iommulab_plugin_entry"
 
 /* Mark the entry function; everything else in a plugin stays hidden. */
@@ -60,13 +60,13 @@ enum lab_param_type {
 
 /* One tunable. A table of these is the documentation, the parser and the validator. */
 struct lab_param {
-	const char *key;		/* INI key, lower_snake_case, unique in the table */
+	const char *key; /* INI key, lower_snake_case, unique in the table */
 	enum lab_param_type type;
-	const char *def;		/* default, as INI text; must parse and be in range */
-	double min, max;		/* inclusive range for INT, UINT, DOUBLE (ignored otherwise) */
-	const char *const *choices;	/* ENUM only: NULL-terminated list of accepted words */
-	const char *help;		/* one line, required */
-	size_t offset;			/* where the value lives in the config struct */
+	const char *def;	    /* default, as INI text; must parse and be in range */
+	double min, max;	    /* inclusive range for INT, UINT, DOUBLE (ignored otherwise) */
+	const char *const *choices; /* ENUM only: NULL-terminated list of accepted words */
+	const char *help;	    /* one line, required */
+	size_t offset;		    /* where the value lives in the config struct */
 };
 
 /* How the host reports a counter. */
@@ -82,26 +82,27 @@ struct lab_counter {
 };
 
 #define LAB_MAX_COUNTERS 32
-#define LAB_MAX_PHASES 8 /* phase 0 is the host's ("other"); plugins name 1..7 */
+#define LAB_MAX_PHASES	 8 /* phase 0 is the host's ("other"); plugins name 1..7 */
 
 /* The descriptor. Returned by the entry function; must stay valid while loaded. */
 struct lab_plugin {
-	uint32_t magic;		/* LAB_PLUGIN_MAGIC */
-	uint16_t abi_major;	/* LAB_ABI_MAJOR the plugin was built against */
-	uint16_t abi_minor;	/* LAB_ABI_MINOR the plugin was built against */
-	uint32_t struct_size;	/* sizeof(struct lab_plugin) as built */
-	uint32_t kind;		/* enum lab_plugin_kind */
-	const char *name;	/* short name, [a-z0-9_]+; the file is "<kind>-<name>.so" */
-	const char *summary;	/* one line for `iommulab list` */
-	const char *version;	/* free-form, recorded in every result */
+	uint32_t magic;			/* LAB_PLUGIN_MAGIC */
+	uint16_t abi_major;		/* LAB_ABI_MAJOR the plugin was built against */
+	uint16_t abi_minor;		/* LAB_ABI_MINOR the plugin was built against */
+	uint32_t struct_size;		/* sizeof(struct lab_plugin) as built */
+	uint32_t kind;			/* enum lab_plugin_kind */
+	const char *name;		/* short name, [a-z0-9_]+; the file is "<kind>-<name>.so" */
+	const char *summary;		/* one line for `iommulab list` */
+	const char *version;		/* free-form, recorded in every result */
 	const struct lab_param *params; /* may be NULL when n_params == 0 */
 	uint32_t n_params;
-	uint32_t config_size;	/* size of the config struct the params fill */
+	uint32_t config_size;		    /* size of the config struct the params fill */
 	const struct lab_counter *counters; /* indexed by lab_count()'s id */
-	uint32_t n_counters;	/* <= LAB_MAX_COUNTERS */
-	const char *const *phases; /* names of phases 1..n_phases (index 0 of this array is phase 1) */
-	uint32_t n_phases;	/* < LAB_MAX_PHASES */
-	const void *ops;	/* struct lab_cmdq_ops or struct lab_iova_ops, by kind */
+	uint32_t n_counters;		    /* <= LAB_MAX_COUNTERS */
+	const char *const
+		*phases;   /* names of phases 1..n_phases (index 0 of this array is phase 1) */
+	uint32_t n_phases; /* < LAB_MAX_PHASES */
+	const void *ops;   /* struct lab_cmdq_ops or struct lab_iova_ops, by kind */
 };
 
 /* The one exported symbol. */

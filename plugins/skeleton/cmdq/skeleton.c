@@ -48,11 +48,17 @@ struct skel_config {
 };
 
 static const struct lab_param skel_params[] = {
-	{ .key = "use_msi", .type = LAB_PARAM_BOOL, .def = "true",
+	{ .key = "use_msi",
+	  .type = LAB_PARAM_BOOL,
+	  .def = "true",
 	  .help = "complete CMD_SYNC by an MSI write to a private word when the device can "
 		  "(else poll CONS)",
 	  .offset = offsetof(struct skel_config, use_msi) },
-	{ .key = "poll_timeout_ms", .type = LAB_PARAM_UINT, .def = "1000", .min = 1, .max = 60000,
+	{ .key = "poll_timeout_ms",
+	  .type = LAB_PARAM_UINT,
+	  .def = "1000",
+	  .min = 1,
+	  .max = 60000,
 	  .help = "give up on a CMD_SYNC after this long (the kernel's ARM_SMMU_POLL_TIMEOUT_US)",
 	  .offset = offsetof(struct skel_config, poll_timeout_ms) },
 };
@@ -134,8 +140,7 @@ static bool skel_consumed(const struct skel_queue *q, uint32_t cons, uint32_t po
  * below, but per CPU) avoids it too. Holding the lock here means PROD cannot move, CONS <= PROD,
  * and the question is exact.
  */
-static int skel_wait_cons(struct lab_cpu *c, struct skel_queue *q, uint32_t need,
-			  uint32_t sync_pos)
+static int skel_wait_cons(struct lab_cpu *c, struct skel_queue *q, uint32_t need, uint32_t sync_pos)
 {
 	uint64_t deadline = lab_now(c) + q->timeout_ns;
 

@@ -34,7 +34,7 @@
  * bin can serve any later request of that bin. Larger sizes are passed through unrounded.
  */
 #define SKEL_RANGE_CACHE_MAX_SIZE 6
-#define SKEL_ROUND_BELOW (1ull << (SKEL_RANGE_CACHE_MAX_SIZE - 1)) /* 32 pages */
+#define SKEL_ROUND_BELOW	  (1ull << (SKEL_RANGE_CACHE_MAX_SIZE - 1)) /* 32 pages */
 
 /*
  * Counters, named as the built-in caches name theirs so the graphs line up. A cache must keep
@@ -61,8 +61,7 @@ static const struct lab_counter skel_counters[SKEL_N_COUNTERS] = {
 			   "flush-everything-and-retry after a failed slow-path allocation" },
 	[SKEL_IOVAS_CACHED] = { "iovas_cached", LAB_COUNTER_LEVEL,
 				"ranges held in caches (still allocated in the tree)" },
-	[SKEL_CACHE_BYTES] = { "cache_bytes", LAB_COUNTER_LEVEL,
-			       "bytes of cache memory held" },
+	[SKEL_CACHE_BYTES] = { "cache_bytes", LAB_COUNTER_LEVEL, "bytes of cache memory held" },
 };
 
 /* Shared by every CPU of the trial. A cache would add per-CPU magazines here. */
