@@ -320,6 +320,31 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
 		     n_names);
 }
 
+/*
+ * A --set of a key every grid point sets (the engine, the CPUs) would be overwritten: verify
+ * refuses it (exit 2), saying what it runs instead, before running anything.
+ */
+Test(cmdq_conformance, verify_refuses_grid_keys, .timeout = 60)
+{
+	static const char *const sets[] = {"scenario.engine=sim", "cpus=8", "smmu.msi=false"};
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(sets); i++) {
+		char cmd[1024], line[1024];
+		bool said = false;
+
+		snprintf(cmd, sizeof(cmd), "'%s/iommulab' verify mcs --set '%s' 2>&1",
+			 TEST_BUILD_ROOT, sets[i]);
+		FILE *f = popen(cmd, "r");
+		cr_assert_not_null(f, "cannot run %s", cmd);
+		while (fgets(line, sizeof(line), f))
+			said |= strstr(line, "not for verify") && strstr(line, "verify runs");
+		int status = pclose(f);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "%s: status 0x%x", cmd,
+			  status);
+		cr_expect(said, "%s: no message saying what verify runs instead", cmd);
+	}
+}
+
 /* ---- the queued hand-off of mcs, forced ---------------------------------------------------- */
 
 static uint64_t conf_counter(const struct trial_result *res, const char *name)
