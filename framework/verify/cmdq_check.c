@@ -176,6 +176,25 @@ static size_t add_variant(const struct lab_param *p, const void *base, void *scr
 	return n + 1;
 }
 
+/*
+ * A duration (a key ending _ns, _us, _ms or _s: a poll timeout, a back-off) keeps its value:
+ * shortening a timeout only makes it fire, which the plugin reports as its error on a
+ * loaded machine, and lengthening one changes no path the oracle judges.
+ */
+static bool is_duration(const char *key)
+{
+	static const char *const units[] = {"_ns", "_us", "_ms", "_s"};
+	size_t len = strlen(key);
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(units); i++) {
+		size_t u = strlen(units[i]);
+
+		if (len > u && !strcmp(key + len - u, units[i]))
+			return true;
+	}
+	return false;
+}
+
 size_t cmdq_check_variants(const struct lab_plugin *d, const void *base,
 			   struct cmdq_check_variant *out, size_t max)
 {
@@ -201,6 +220,8 @@ size_t cmdq_check_variants(const struct lab_plugin *d, const void *base,
 		case LAB_PARAM_INT:
 		case LAB_PARAM_UINT:
 		case LAB_PARAM_DOUBLE: {
+			if (is_duration(p->key))
+				break;
 			/* min, a small value above it (a batch of 4, say), and max when a trial
 			 * at max stays short (a huge max is a timeout or a size, not a mode). */
 			double small = p->min + 3 < p->max ? p->min + 3 : p->max;

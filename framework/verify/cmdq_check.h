@@ -87,7 +87,9 @@ const struct cmdq_check_point *cmdq_check_grid(size_t *n);
  * The plugin configurations the grid runs d in, one parameter varied at a time: [0] is base
  * itself (the defaults, or verify's --set), then each parameter of d's table at each other
  * legal value: a bool flipped, every other enum choice, a number's min, min + 3 and max (the
- * ones no larger than CMDQ_CHECK_PARAM_MAX, and each only when it differs from base). Returns
+ * ones no larger than CMDQ_CHECK_PARAM_MAX, and each only when it differs from base; a
+ * duration, a key ending _ns, _us, _ms or _s, keeps its value: a shorter timeout only fires).
+ * Returns
  * how many (at most max; at least 1 when max is not 0).
  */
 size_t cmdq_check_variants(const struct lab_plugin *d, const void *base,
