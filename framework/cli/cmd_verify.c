@@ -2,8 +2,10 @@
 /*
  * iommulab verify -- the conformance checks on one plugin (a dropped-in .so or a name).
  * cmdq: the oracle over the grid of framework/verify/cmdq_check (tiny queues to force wrap
- * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs), the grid
- * the conformance suite runs.
+ * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs natively,
+ * 4, 16 and 64 on the sim with the plugin's .sim.so), with the plugin's parameters as given
+ * and then each varied in turn (cmdq_check_variants), the grid the conformance suite runs.
+ * --set of a key the grid sets itself (engine, cpus, ...) is refused, never ignored.
  * iova: every check of framework/verify/iova_check (the conformance suite's own code).
  * Prints pass/fail per check with the first counterexample; exit 0 only if every check passed.
  */
@@ -24,7 +26,7 @@ struct verdict {
 	const char *name;
 	bool pass;
 	size_t runs;
-	char detail[ORACLE_DETAIL_LEN + 128];
+	char detail[ORACLE_DETAIL_LEN + 640]; /* "[where] " + the oracle's */
 };
 
 /* The one plugin verify checks, as the scenario's plugin lookup. */
@@ -51,6 +53,37 @@ static char *set_spelling(const char *set, const struct lab_plugin *d)
 	if (s)
 		sprintf(s, "plugin.%s", set);
 	return s;
+}
+
+/*
+ * The keys each grid point sets itself: a --set of one would be overwritten without a word,
+ * so it is refused, saying what verify runs instead. NULL, or the message.
+ */
+static const char *grid_key(const char *set)
+{
+	static const struct {
+		const char *key, *why;
+	} keys[] = {
+	    {"engine", "verify runs every plugin natively (1-2 CPUs) and on the sim (4-64 CPUs)"},
+	    {"cpus", "verify runs 1 and 2 CPUs natively and 4, 16 and 64 on the sim"},
+	    {"smmu.queue_shift", "verify runs queues of 8, 16 and 256 entries"},
+	    {"smmu.msi", "verify runs MSI on and off"},
+	    {"workload.cmdq.cmds_per_sync", "verify runs 1 and 5 commands per sync"},
+	    {"workload.cmdq.think_ns", "verify runs think_ns 0 and 200"},
+	};
+	const char *eq = strchr(set, '=');
+	size_t len = eq ? (size_t)(eq - set) : strlen(set);
+
+	while (len && (set[len - 1] == ' ' || set[len - 1] == '\t'))
+		len--;
+	if (len > strlen("scenario.") && !strncmp(set, "scenario.", strlen("scenario."))) {
+		set += strlen("scenario.");
+		len -= strlen("scenario.");
+	}
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(keys); i++)
+		if (strlen(keys[i].key) == len && !strncmp(set, keys[i].key, len))
+			return keys[i].why;
+	return NULL;
 }
 
 /* The base scenario verify's grid starts from: this plugin alone, watchdog_ms = 2000. */
@@ -98,8 +131,22 @@ static struct scenario *load_base(const struct lab_plugin *d, const char *const 
 		if (!(sets[i] = set_spelling(args[i], d)))
 			goto out;
 	s = scenario_load(path, (const char *const *)sets, n_sets, &pl, &diags);
+	/* A valid --set of a key each grid point sets would be overwritten: refuse it. */
+	for (size_t i = 0; s && i < n_sets; i++) {
+		const char *why = grid_key(args[i]);
+
+		if (why) {
+			fprintf(stderr,
+				"iommulab verify: --set %s: not for verify, which sets it "
+				"per configuration: %s\n",
+				args[i], why);
+			scenario_free(s);
+			s = NULL;
+		}
+	}
 	if (!s) {
-		cli_print_diags(&diags, "iommulab verify: ");
+		if (diags.n)
+			cli_print_diags(&diags, "iommulab verify: ");
 	} else if (s->n_axes || s->n_cmdq + s->n_iova != 1) {
 		fprintf(stderr,
 			"iommulab verify: --set sweep.* and plugins.* are not for verify: "
@@ -171,7 +218,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	struct verdict v[ORACLE_MAX_CHECKS] = {0};
 	const char *target = NULL;
 	void *pcfg = NULL;
-	struct scenario_cfg base = { 0 };
+	struct scenario_cfg base = {0};
 	struct scenario *s = NULL;
 	struct cli_parser p;
 	const char **sets = NULL;
@@ -233,32 +280,75 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
-	size_t n_points, nv;
+	size_t n_points, nv, n_var, n_native = 0, n_sim = 0;
 	const struct cmdq_check_point *grid = cmdq_check_grid(&n_points);
 	const char *const *names = cmdq_check_names(&nv);
+	struct cmdq_check_variant var[CMDQ_CHECK_MAX_VARIANTS];
+	char given[CMDQ_CHECK_SET_LEN * 4] = "";
+	n_var = cmdq_check_variants(d, pcfg, var, CMDQ_CHECK_MAX_VARIANTS);
+	/* The base's values by name: a counterexample says what every parameter was. */
+	for (uint32_t i = 0; i < d->n_params; i++) {
+		char val[CMDQ_CHECK_SET_LEN];
+		size_t len = strlen(given);
+
+		if (!param_format(&d->params[i], pcfg, val, sizeof(val)))
+			snprintf(given + len, sizeof(given) - len, "%s%s=%s", len ? " " : "",
+				 d->params[i].key, val);
+	}
 	for (size_t k = 0; k < nv; k++)
 		v[k] = (struct verdict){.name = names[k], .pass = true};
-	for (size_t i = 0; i < n_points; i++) {
-		struct scenario_cfg cfg = base;
-		struct trial_result res = {0};
-		struct oracle_report o;
-		char where[160];
+	/* Without its .sim.so twin the sim part cannot run: say so, never pass it silently. */
+	char no_sim[512] = "";
+	bool have_sim = plugin_sim_build(d, no_sim, sizeof(no_sim)) != NULL;
+	if (!have_sim)
+		printf("  the sim part is NOT run: %s\n", no_sim[0] ? no_sim : "no sim build");
+	for (size_t j = 0; j < n_var; j++) {
+		const char *vals = j ? var[j].set : given[0] ? given : "(no parameters)";
+		char err[256];
+		void *vcfg = cmdq_check_config(d, pcfg, &var[j], err, sizeof(err));
 
-		cmdq_check_apply(&grid[i], &cfg);
-		cmdq_check_describe(&cfg, where, sizeof(where));
-		struct trial_request req = {.cfg = &cfg,
-					    .cmdq = d,
-					    .cmdq_config = pcfg,
-					    .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
-					    .oracle = true};
-		if (trial_run(&req, &res, &o)) {
-			fprintf(stderr, "iommulab verify: [%s] %s\n", where, res.error);
+		if (!vcfg) {
+			fprintf(stderr, "iommulab verify: %s %s: %s\n", d->name, var[j].set, err);
 			goto out;
 		}
-		record(v, nv, &o, where);
-		fprintf(stderr, ".");
+		for (size_t i = 0; i < n_points; i++) {
+			struct scenario_cfg cfg = base;
+			struct trial_result res = {0};
+			struct oracle_report o;
+			char desc[160], where[160 + sizeof(given)];
+
+			if (!cmdq_check_runs(&grid[i], j) ||
+			    (grid[i].engine == ENGINE_SIM && !have_sim))
+				continue;
+			cmdq_check_apply(&grid[i], &cfg);
+			cmdq_check_describe(&cfg, desc, sizeof(desc));
+			/* Which parameter values the trial ran with: a counterexample replays. */
+			snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
+			struct trial_request req = {.cfg = &cfg,
+						    .cmdq = d,
+						    .cmdq_config = vcfg,
+						    .ops_per_cpu = grid[i].ops_per_cpu,
+						    .oracle = true};
+			if (trial_run(&req, &res, &o)) {
+				fprintf(stderr, "iommulab verify: [%s] %s\n", where, res.error);
+				cmdq_check_config_free(d, vcfg);
+				goto out;
+			}
+			record(v, nv, &o, where);
+			*(grid[i].engine == ENGINE_SIM ? &n_sim : &n_native) += 1;
+			fprintf(stderr, ".");
+		}
+		cmdq_check_config_free(d, vcfg);
 	}
 	fprintf(stderr, "\n");
+	printf("  %zu configurations: %zu native, %zu on the sim; %zu parameter settings:",
+	       n_native + n_sim, n_native, n_sim, n_var);
+	for (size_t j = 0; j < n_var; j++)
+		printf("%s%s", j ? ", " : " ",
+		       j	  ? var[j].set
+		       : given[0] ? given
+				  : "(no parameters)");
+	printf("\n");
 	status = EXIT_OK;
 	for (size_t k = 0; k < nv; k++) {
 		printf("  %-14s %s  (%zu runs)%s%s\n", v[k].name, v[k].pass ? "PASS" : "FAIL",

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "device/smmu.h"
@@ -27,9 +28,16 @@ static const bool grid_msi[] = {true, false};
 static const uint32_t grid_cmds[] = {1, 5};
 static const uint64_t grid_thinks[] = {0, 200};
 
+/* The sim part: more CPUs than 2 native cores, small queues (hand-offs need 3+ CPUs). */
+static const uint32_t sim_cpus[] = {4, 16, 64};
+static const uint32_t sim_shifts[] = {3, 4};
+static const uint32_t sim_cmds[] = {1, 5};
+
 #define GRID_MAX                                                                                   \
 	(LAB_ARRAY_SIZE(grid_cpus) * LAB_ARRAY_SIZE(grid_shifts) * LAB_ARRAY_SIZE(grid_msi) *      \
-	 LAB_ARRAY_SIZE(grid_cmds) * LAB_ARRAY_SIZE(grid_thinks))
+	     LAB_ARRAY_SIZE(grid_cmds) * LAB_ARRAY_SIZE(grid_thinks) +                             \
+	 LAB_ARRAY_SIZE(sim_cpus) * LAB_ARRAY_SIZE(sim_shifts) * LAB_ARRAY_SIZE(grid_msi) *        \
+	     LAB_ARRAY_SIZE(sim_cmds))
 
 static struct cmdq_check_point grid[GRID_MAX];
 static size_t grid_n;
@@ -56,6 +64,8 @@ static void grid_build(void)
 						if (!grid_wanted(grid_shifts[s], grid_thinks[t]))
 							continue;
 						grid[grid_n++] = (struct cmdq_check_point){
+						    .engine = ENGINE_NATIVE,
+						    .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
 						    .cpus = grid_cpus[c],
 						    .queue_shift = grid_shifts[s],
 						    .msi = grid_msi[m],
@@ -63,6 +73,18 @@ static void grid_build(void)
 						    .think_ns = grid_thinks[t],
 						};
 					}
+	for (size_t c = 0; c < LAB_ARRAY_SIZE(sim_cpus); c++)
+		for (size_t s = 0; s < LAB_ARRAY_SIZE(sim_shifts); s++)
+			for (size_t m = 0; m < LAB_ARRAY_SIZE(grid_msi); m++)
+				for (size_t k = 0; k < LAB_ARRAY_SIZE(sim_cmds); k++)
+					grid[grid_n++] = (struct cmdq_check_point){
+					    .engine = ENGINE_SIM,
+					    .ops_per_cpu = CMDQ_CHECK_SIM_OPS / sim_cpus[c],
+					    .cpus = sim_cpus[c],
+					    .queue_shift = sim_shifts[s],
+					    .msi = grid_msi[m],
+					    .cmds_per_sync = sim_cmds[k],
+					};
 }
 
 const struct cmdq_check_point *cmdq_check_grid(size_t *n)
@@ -82,6 +104,9 @@ int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len)
 		if (param_set_defaults(sec[i].params, sec[i].n_params, (char *)cfg + sec[i].offset,
 				       err, err_len))
 			return -EINVAL;
+	/* The sim part's machine, as a scenario without [machine] gets it (graviton2). */
+	if (scenario_machine_preset(&cfg->machine, cfg->machine.preset, err, err_len))
+		return -EINVAL;
 	cfg->scenario.workload = WORKLOAD_CMDQ;
 	cfg->scenario.engine = ENGINE_NATIVE;
 	/* meson runs suites side by side: a preempted lock holder is slow, not wrong. */
@@ -94,8 +119,9 @@ void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg
 {
 	uint32_t online = native_online_cpus();
 
+	cfg->scenario.engine = p->engine;
 	/* Same grid on every machine (the callers count its points): 2 CPUs on 1 run as 1. */
-	cfg->scenario.cpus = p->cpus < online ? p->cpus : online;
+	cfg->scenario.cpus = p->engine == ENGINE_SIM || p->cpus < online ? p->cpus : online;
 	cfg->smmu.queue_shift = p->queue_shift;
 	cfg->smmu.msi = p->msi;
 	cfg->wl_cmdq.cmds_per_sync = p->cmds_per_sync;
@@ -104,10 +130,152 @@ void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg
 
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len)
 {
-	snprintf(buf, len, "cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
+	snprintf(buf, len, "engine=%s cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
+		 cfg->scenario.engine == ENGINE_SIM ? "sim" : "native",
 		 (unsigned)cfg->scenario.cpus, (unsigned)cfg->smmu.queue_shift,
 		 cfg->smmu.msi ? "on" : "off", (unsigned)cfg->wl_cmdq.cmds_per_sync,
 		 (unsigned)cfg->wl_cmdq.think_ns);
+}
+
+/* ---- the plugin's parameters ----------------------------------------------------------------- */
+
+/*
+ * A parameter's other values are only worth a trial where its code can behave differently:
+ * contention (2 native CPUs or the sim) on a queue small enough to fill. The base runs
+ * everywhere.
+ */
+bool cmdq_check_runs(const struct cmdq_check_point *p, size_t variant)
+{
+	if (!variant)
+		return true;
+	return p->engine == ENGINE_SIM || (p->cpus >= 2 && p->queue_shift <= 4 && !p->think_ns);
+}
+
+/* Add "key=text" to out when it parses and differs from the base's value. */
+static size_t add_variant(const struct lab_param *p, const void *base, void *scratch, size_t size,
+			  const char *text, struct cmdq_check_variant *out, size_t n, size_t max)
+{
+	char was[CMDQ_CHECK_SET_LEN], now[CMDQ_CHECK_SET_LEN], err[128];
+
+	if (n >= max || param_format(p, base, was, sizeof(was)))
+		return n;
+	memcpy(scratch, base, size);
+	if (param_parse(p, text, scratch, err, sizeof(err)))
+		return n;
+	int rc = param_format(p, scratch, now, sizeof(now));
+	if (p->type == LAB_PARAM_STRING)
+		free(*(char **)((char *)scratch + p->offset));
+	if (rc || !strcmp(was, now))
+		return n;
+	for (size_t i = 1; i < n; i++)
+		if (!strncmp(out[i].set, p->key, strlen(p->key)) &&
+		    out[i].set[strlen(p->key)] == '=' &&
+		    !strcmp(out[i].set + strlen(p->key) + 1, now))
+			return n; /* min = 4, say: once is enough */
+	snprintf(out[n].set, sizeof(out[n].set), "%s=%s", p->key, now);
+	return n + 1;
+}
+
+/*
+ * A duration (a key ending _ns, _us, _ms or _s: a poll timeout, a back-off) keeps its value:
+ * shortening a timeout only makes it fire, which the plugin reports as its error on a
+ * loaded machine, and lengthening one changes no path the oracle judges.
+ */
+static bool is_duration(const char *key)
+{
+	static const char *const units[] = {"_ns", "_us", "_ms", "_s"};
+	size_t len = strlen(key);
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(units); i++) {
+		size_t u = strlen(units[i]);
+
+		if (len > u && !strcmp(key + len - u, units[i]))
+			return true;
+	}
+	return false;
+}
+
+size_t cmdq_check_variants(const struct lab_plugin *d, const void *base,
+			   struct cmdq_check_variant *out, size_t max)
+{
+	size_t n = 0, size = d->config_size ? d->config_size : 1;
+	void *scratch = malloc(size);
+	char text[64];
+
+	if (!max)
+		return 0;
+	out[n++].set[0] = '\0';
+	for (uint32_t i = 0; scratch && i < d->n_params; i++) {
+		const struct lab_param *p = &d->params[i];
+
+		switch (p->type) {
+		case LAB_PARAM_BOOL:
+			n = add_variant(p, base, scratch, size, "true", out, n, max);
+			n = add_variant(p, base, scratch, size, "false", out, n, max);
+			break;
+		case LAB_PARAM_ENUM:
+			for (size_t c = 0; p->choices[c]; c++)
+				n = add_variant(p, base, scratch, size, p->choices[c], out, n, max);
+			break;
+		case LAB_PARAM_INT:
+		case LAB_PARAM_UINT:
+		case LAB_PARAM_DOUBLE: {
+			if (is_duration(p->key))
+				break;
+			/* min, a small value above it (a batch of 4, say), and max when a trial
+			 * at max stays short (a huge max is a timeout or a size, not a mode). */
+			double small = p->min + 3 < p->max ? p->min + 3 : p->max;
+			const double vals[] = {p->min, small, p->max};
+
+			for (size_t v = 0; v < LAB_ARRAY_SIZE(vals); v++) {
+				if (vals[v] > CMDQ_CHECK_PARAM_MAX)
+					continue;
+				snprintf(text, sizeof(text),
+					 p->type == LAB_PARAM_DOUBLE ? "%g" : "%.0f", vals[v]);
+				n = add_variant(p, base, scratch, size, text, out, n, max);
+			}
+			break;
+		}
+		default:
+			break; /* a string has no legal values verify could know */
+		}
+	}
+	free(scratch);
+	return n;
+}
+
+void *cmdq_check_config(const struct lab_plugin *d, const void *base,
+			const struct cmdq_check_variant *v, char *err, size_t err_len)
+{
+	size_t size = d->config_size ? d->config_size : 1;
+	const char *eq = strchr(v->set, '=');
+	void *cfg = calloc(1, size);
+	char key[CMDQ_CHECK_SET_LEN];
+
+	if (!cfg || param_copy(d->params, d->n_params, cfg, base, d->config_size)) {
+		free(cfg);
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	if (!eq)
+		return cfg;
+	snprintf(key, sizeof(key), "%.*s", (int)(eq - v->set), v->set);
+	const struct lab_param *p = param_find(d->params, d->n_params, key);
+	if (!p || param_parse(p, eq + 1, cfg, err, err_len)) {
+		if (!p)
+			snprintf(err, err_len, "no parameter %s", key);
+		cmdq_check_config_free(d, cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+void cmdq_check_config_free(const struct lab_plugin *d, void *cfg)
+{
+	if (!cfg)
+		return;
+	param_free_strings(d->params, d->n_params, cfg);
+	free(cfg);
 }
 
 /* ---- the oracle ------------------------------------------------------------------------------ */

@@ -9,7 +9,11 @@
  * (wrap and queue-full on nearly every op, and a queue that rarely fills); MSI on and off;
  * 1 and 5 commands per CMD_SYNC (5 + 1 fills most of a tiny queue); no think time, and on the
  * tiny queues also a little. Each point runs CMDQ_CHECK_OPS_PER_CPU ops per CPU of the "ways"
- * workload on the inline device, with the oracle on.
+ * workload on the inline device, with the oracle on. Then the sim part, the plugin's .sim.so
+ * on 4, 16 and 64 virtual CPUs (hand-offs among 3+ CPUs, which 2 native cores cannot show),
+ * 8- and 16-entry queues, MSI on and off, 1 and 5 commands per sync, CMDQ_CHECK_SIM_OPS ops
+ * per trial. The plugin's parameters: the whole grid as given, then each parameter varied in
+ * turn (cmdq_check_variants) at the hostile points (cmdq_check_runs).
  *
  * The oracle (trial_run with req->oracle): every command carries a tag (issuing CPU, op
  * sequence, position), the device keeps the consumption trace, and after the trial these
@@ -28,12 +32,28 @@
 #include <stdint.h>
 
 struct cmdq_wl;
+struct lab_plugin;
 struct scenario_cfg;
 struct smmu_dev;
 struct trial_result;
 
 /* Enough for a tiny queue to wrap a few hundred times per CPU, short enough for 40 points. */
 #define CMDQ_CHECK_OPS_PER_CPU 3000
+/*
+ * On the sim, ops per trial, shared among its CPUs (64 spinning CPUs cost the sim 64 times
+ * one): still over a thousand wraps of the small queues, a few seconds at 64 CPUs.
+ */
+#define CMDQ_CHECK_SIM_OPS 4800
+
+/* A numeric parameter's extreme above this is skipped (a timeout or a size, not a mode). */
+#define CMDQ_CHECK_PARAM_MAX 4096
+
+/* One configuration of the plugin's own parameters. */
+#define CMDQ_CHECK_SET_LEN	80
+#define CMDQ_CHECK_MAX_VARIANTS 64
+struct cmdq_check_variant {
+	char set[CMDQ_CHECK_SET_LEN]; /* "" (the base configuration) or one "key=value" */
+};
 
 #define ORACLE_MAX_CHECKS 8
 #define ORACLE_DETAIL_LEN 512
@@ -51,7 +71,9 @@ struct oracle_report {
 
 /* One point of the grid: the framework keys it sets (everything else is cmdq_check_base's). */
 struct cmdq_check_point {
-	uint32_t cpus; /* clamped to the online CPUs when applied */
+	int engine;	      /* enum engine_kind: the sim runs the plugin's .sim.so */
+	uint64_t ops_per_cpu; /* the trial's length */
+	uint32_t cpus;	      /* native: clamped to the online CPUs when applied */
 	uint32_t queue_shift;
 	bool msi;
 	uint32_t cmds_per_sync;
@@ -60,6 +82,29 @@ struct cmdq_check_point {
 
 /* Every point, in the order verify runs them. */
 const struct cmdq_check_point *cmdq_check_grid(size_t *n);
+
+/*
+ * The plugin configurations the grid runs d in, one parameter varied at a time: [0] is base
+ * itself (the defaults, or verify's --set), then each parameter of d's table at each other
+ * legal value: a bool flipped, every other enum choice, a number's min, min + 3 and max (the
+ * ones no larger than CMDQ_CHECK_PARAM_MAX, and each only when it differs from base; a
+ * duration, a key ending _ns, _us, _ms or _s, keeps its value: a shorter timeout only fires).
+ * Returns
+ * how many (at most max; at least 1 when max is not 0).
+ */
+size_t cmdq_check_variants(const struct lab_plugin *d, const void *base,
+			   struct cmdq_check_variant *out, size_t max);
+
+/*
+ * Whether variant number variant runs at point p: the base at every point, the others at the
+ * hostile ones only (2 native CPUs on a tiny queue without think time, and the sim part).
+ */
+bool cmdq_check_runs(const struct cmdq_check_point *p, size_t variant);
+
+/* A deep copy of base with v applied (NULL with err); free with cmdq_check_config_free. */
+void *cmdq_check_config(const struct lab_plugin *d, const void *base,
+			const struct cmdq_check_variant *v, char *err, size_t err_len);
+void cmdq_check_config_free(const struct lab_plugin *d, void *cfg);
 
 /*
  * The scenario defaults with the keys every conformance trial shares (the cmdq workload,
@@ -72,7 +117,7 @@ int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len);
 /* Set p's keys onto cfg. */
 void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg);
 
-/* "cpus=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of cfg. */
+/* "engine=native cpus=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of cfg. */
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len);
 
 /* The oracle's check names, in the order every oracle_report lists them. */

@@ -3,7 +3,8 @@
  * cmdq conformance: every cmdq plugin the build produced (each cmdq-*.so in
  * IOMMULAB_PLUGIN_PATH but the null baseline, which consumes nothing on purpose) runs every
  * point of framework/verify/cmdq_check's grid -- the one `iommulab verify` runs -- under its
- * oracle. Plugins with a batching or elision switch run the grid a second time with it flipped.
+ * oracle, natively and on the sim, in every configuration of cmdq_check_variants (each of its
+ * parameters varied in turn, at the grid's hostile points).
  * Every check (protocol, exactly_once, in_order, sync_complete, no_deadlock) must pass. The
  * plugins are opened by the loader, with the checks the CLI makes.
  *
@@ -28,7 +29,7 @@
 #include "verify/cmdq_check.h"
 
 #define CONF_NAME_LEN 64
-#define CONF_SET_LEN  48
+#define CONF_SET_LEN  CMDQ_CHECK_SET_LEN
 #define CONF_PATH_LEN 512
 
 /* One trial of the suite. Plain data only: Criterion hands it to a fresh worker process. */
@@ -104,15 +105,18 @@ static void conf_cfg(struct scenario_cfg *cfg, const struct cmdq_check_point *p)
 	cmdq_check_apply(p, cfg);
 }
 
-/* Run one trial under the oracle; fills o. Fails the test if the trial could not be set up. */
+/*
+ * Run one trial of ops_per_cpu ops per CPU under the oracle; fills o. Fails the test if the
+ * trial could not be set up.
+ */
 static void conf_trial(const struct conf_plugin *cp, const struct scenario_cfg *cfg,
-		       struct trial_result *res, struct oracle_report *o)
+		       uint64_t ops_per_cpu, struct trial_result *res, struct oracle_report *o)
 {
 	struct trial_request req = {
 	    .cfg = cfg,
 	    .cmdq = cp->desc,
 	    .cmdq_config = cp->config,
-	    .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
+	    .ops_per_cpu = ops_per_cpu,
 	    .oracle = true,
 	};
 
@@ -132,43 +136,38 @@ static const struct oracle_check *conf_check(const struct oracle_report *o, cons
 /* ---- the grid ---------------------------------------------------------------------------- */
 
 #define CONF_MAX_PLUGINS 32
-#define CONF_MAX_POINTS	 (CONF_MAX_PLUGINS * 2 * 64)
+#define CONF_MAX_POINTS	 (CONF_MAX_PLUGINS * 256)
 
-/* The second configuration a plugin runs in: its batching / elision switch flipped. */
-static const char *conf_variant(const struct lab_plugin *d)
-{
-	static const char *const flips[] = {"leader_batch=4", "elide_back_to_back=false"};
-
-	for (size_t f = 0; f < LAB_ARRAY_SIZE(flips); f++)
-		for (uint32_t i = 0; i < d->n_params; i++) {
-			size_t len = strlen(d->params[i].key);
-
-			if (!strncmp(flips[f], d->params[i].key, len) && flips[f][len] == '=')
-				return flips[f];
-		}
-	return NULL;
-}
-
-/* Every grid point for plugin lp in configuration set; returns how many were added. */
+/*
+ * Every grid point plugin lp runs at in configuration set (number variant of
+ * cmdq_check_variants); returns how many were added.
+ */
 static size_t conf_fill(struct conf_point *out, size_t room, const struct loaded_plugin *lp,
-			const char *set)
+			const char *set, size_t variant)
 {
-	size_t n;
+	size_t n, k = 0;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n);
 
-	cmdq_check_grid(&n);
-	cr_assert_leq(n, room, "CONF_MAX_POINTS is too small for the grid");
 	for (size_t i = 0; i < n; i++) {
-		struct conf_point *p = &out[i];
+		struct conf_point *p = &out[k];
 
+		if (!cmdq_check_runs(&grid[i], variant))
+			continue;
+		cr_assert_lt(k, room, "CONF_MAX_POINTS is too small for the grid");
 		snprintf(p->path, sizeof(p->path), "%s", lp->path);
 		snprintf(p->plugin, sizeof(p->plugin), "%s", lp->desc->name);
 		snprintf(p->set, sizeof(p->set), "%s", set);
 		p->point = i;
+		k++;
 	}
-	return n;
+	return k;
 }
 
-/* The built cmdq plugins but null, each with and without its variant, over the whole grid. */
+/*
+ * The built cmdq plugins but null, each in every configuration cmdq_check_variants gives for
+ * its defaults (as `iommulab verify NAME` runs it), over the grid. n_configs: how many
+ * plugin configurations.
+ */
 static size_t conf_points(struct conf_point *points, size_t max, size_t *n_configs)
 {
 	struct plugin_registry reg = {0};
@@ -179,15 +178,22 @@ static size_t conf_points(struct conf_point *points, size_t max, size_t *n_confi
 	registry_add_dir(&reg, plugin_dir(), true, &diags);
 	for (size_t i = 0; i < reg.n; i++) {
 		const struct loaded_plugin *lp = &reg.v[i];
-		const char *variant;
+		struct cmdq_check_variant var[CMDQ_CHECK_MAX_VARIANTS];
+		struct conf_plugin cp;
+		size_t n_var;
 
 		if (lp->desc->kind != LAB_KIND_CMDQ || !strcmp(lp->desc->name, "null"))
 			continue;
-		k += conf_fill(&points[k], max - k, lp, "");
-		++*n_configs;
-		variant = conf_variant(lp->desc);
-		if (variant) {
-			k += conf_fill(&points[k], max - k, lp, variant);
+		cp.desc = lp->desc;
+		conf_config(&cp, "");
+		n_var = cmdq_check_variants(lp->desc, cp.config, var, CMDQ_CHECK_MAX_VARIANTS);
+		param_free_strings(cp.desc->params, cp.desc->n_params, cp.config);
+		free(cp.config);
+		cr_assert_eq(var[0].set[0], '\0', "variant 0 is not the plugin's defaults");
+		for (size_t j = 0; j < n_var; j++) {
+			cr_assert_lt(strlen(var[j].set), CONF_SET_LEN, "%s: %s", lp->desc->name,
+				     var[j].set);
+			k += conf_fill(&points[k], max - k, lp, var[j].set, j);
 			++*n_configs;
 		}
 	}
@@ -241,13 +247,13 @@ ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
 	cr_assert_str_eq(cp.desc->name, p->plugin, "descriptor name does not match the file");
 	conf_cfg(&cfg, &grid[p->point]);
 	cmdq_check_describe(&cfg, where, sizeof(where));
-	conf_trial(&cp, &cfg, &res, &o);
+	conf_trial(&cp, &cfg, grid[p->point].ops_per_cpu, &res, &o);
 	for (uint32_t i = 0; i < o.n_checks; i++)
 		cr_expect(o.checks[i].pass, "%s%s%s %s: %s FAILED: %s", p->plugin,
 			  *p->set ? " " : "", p->set, where, o.checks[i].name, o.checks[i].detail);
 	cr_assert_geq(o.n_checks, 5, "the oracle ran %u checks", o.n_checks);
 	cr_assert_eq(res.status, TRIAL_OK, "%s: trial failed: %s", p->plugin, res.error);
-	cr_assert_eq(res.ops, (uint64_t)CMDQ_CHECK_OPS_PER_CPU * cfg.scenario.cpus);
+	cr_assert_eq(res.ops, grid[p->point].ops_per_cpu * cfg.scenario.cpus);
 	scenario_cfg_free(&cfg);
 	conf_close(&cp);
 }
@@ -255,33 +261,42 @@ ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
 /* ---- one grid: the suite and `iommulab verify` run the same configurations ------------------ */
 
 /*
- * The suite's parameters are each plugin configuration times every grid point once; verify,
- * run on a plugin, reports every check over exactly that many runs.
+ * The suite's parameters are each plugin configuration (its defaults, then each parameter
+ * varied) at every grid point that configuration runs at: the defaults at every point, each
+ * grid point with every plugin's defaults once. verify, run on mcs (whose leader_batch is
+ * varied), reports every check over exactly as many runs as the suite has for mcs.
  */
-Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 120)
+Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
 {
-	size_t n_grid, n_names, n_configs;
+	size_t n_grid, n_names, n_configs, n_plugins = 0, n_mcs = 0;
 	size_t k = conf_points(points, CONF_MAX_POINTS, &n_configs);
 	const char *const *names = cmdq_check_names(&n_names);
 	char line[1024], cmd[1024], path[CONF_PATH_LEN] = "";
-	size_t seen[64] = {0}, reported = 0;
+	size_t seen[256] = {0}, reported = 0;
+	bool batch4 = false;
 
 	cmdq_check_grid(&n_grid);
-	cr_assert_geq(n_configs, 5, "the suite found only %zu cmdq plugin configurations",
-		      n_configs);
-	cr_assert_eq(k, n_configs * n_grid, "%zu parameters for %zu configurations of %zu points",
-		     k, n_configs, n_grid);
+	cr_assert_leq(n_grid, LAB_ARRAY_SIZE(seen));
 	for (size_t i = 0; i < k; i++) {
-		cr_assert_lt(points[i].point, LAB_ARRAY_SIZE(seen));
-		seen[points[i].point]++;
-		if (!strcmp(points[i].plugin, "cmpxchg"))
-			snprintf(path, sizeof(path), "%s", points[i].path);
+		if (!points[i].set[0]) {
+			seen[points[i].point]++;
+			n_plugins += !points[i].point;
+		}
+		if (strcmp(points[i].plugin, "mcs"))
+			continue;
+		snprintf(path, sizeof(path), "%s", points[i].path);
+		batch4 |= !strcmp(points[i].set, "leader_batch=4");
+		n_mcs++;
 	}
+	cr_assert_geq(n_plugins, 5, "the suite found only %zu cmdq plugins", n_plugins);
+	cr_assert_gt(n_configs, n_plugins, "no plugin parameter was varied");
 	for (size_t i = 0; i < n_grid; i++)
-		cr_expect_eq(seen[i], n_configs, "grid point %zu run %zu times, not %zu", i,
-			     seen[i], n_configs);
+		cr_expect_eq(seen[i], n_plugins, "grid point %zu run %zu times, not %zu", i,
+			     seen[i], n_plugins);
+	cr_expect(batch4, "mcs never runs with leader_batch=4");
+	cr_assert_gt(n_mcs, n_grid, "mcs runs only %zu points, the grid has %zu", n_mcs, n_grid);
 
-	cr_assert(path[0], "no cmdq-cmpxchg.so among the suite's plugins");
+	cr_assert(path[0], "no cmdq-mcs.so among the suite's plugins");
 	snprintf(cmd, sizeof(cmd), "'%s/iommulab' verify '%s' 2>/dev/null", TEST_BUILD_ROOT, path);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f, "cannot run %s", cmd);
@@ -293,9 +308,8 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 120)
 			continue;
 		for (size_t i = 0; i < n_names; i++)
 			if (!strcmp(name, names[i])) {
-				cr_expect_eq(runs, n_grid,
-					     "verify ran %s %zu times, the grid has %zu", name,
-					     runs, n_grid);
+				cr_expect_eq(runs, n_mcs, "verify ran %s %zu times, the suite %zu",
+					     name, runs, n_mcs);
 				cr_expect_str_eq(verdict, "PASS", "verify: %s", line);
 				reported++;
 			}
@@ -304,6 +318,31 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 120)
 	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: status 0x%x", cmd, status);
 	cr_expect_eq(reported, n_names, "verify reported %zu of the oracle's %zu checks", reported,
 		     n_names);
+}
+
+/*
+ * A --set of a key every grid point sets (the engine, the CPUs) would be overwritten: verify
+ * refuses it (exit 2), saying what it runs instead, before running anything.
+ */
+Test(cmdq_conformance, verify_refuses_grid_keys, .timeout = 60)
+{
+	static const char *const sets[] = {"scenario.engine=sim", "cpus=8", "smmu.msi=false"};
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(sets); i++) {
+		char cmd[1024], line[1024];
+		bool said = false;
+
+		snprintf(cmd, sizeof(cmd), "'%s/iommulab' verify mcs --set '%s' 2>&1",
+			 TEST_BUILD_ROOT, sets[i]);
+		FILE *f = popen(cmd, "r");
+		cr_assert_not_null(f, "cannot run %s", cmd);
+		while (fgets(line, sizeof(line), f))
+			said |= strstr(line, "not for verify") && strstr(line, "verify runs");
+		int status = pclose(f);
+		cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 2, "%s: status 0x%x", cmd,
+			  status);
+		cr_expect(said, "%s: no message saying what verify runs instead", cmd);
+	}
 }
 
 /* ---- the queued hand-off of mcs, forced ---------------------------------------------------- */
@@ -337,11 +376,12 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 		struct oracle_report o;
 		char where[160];
 
-		if (grid[i].cpus < 2)
-			continue; /* one CPU never queues behind another */
+		/* One CPU never queues behind another; the fixture has no .sim.so. */
+		if (grid[i].cpus < 2 || grid[i].engine != ENGINE_NATIVE)
+			continue;
 		conf_cfg(&cfg, &grid[i]);
 		cmdq_check_describe(&cfg, where, sizeof(where));
-		conf_trial(&cp, &cfg, &res, &o);
+		conf_trial(&cp, &cfg, grid[i].ops_per_cpu, &res, &o);
 		for (uint32_t k = 0; k < o.n_checks; k++)
 			cr_expect(o.checks[k].pass, "mcs_stress %s: %s FAILED: %s", where,
 				  o.checks[k].name, o.checks[k].detail);
@@ -364,8 +404,13 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
 			uint64_t watchdog_ms)
 {
-	const struct cmdq_check_point point = {
-	    .cpus = cpus, .queue_shift = 4, .msi = msi, .cmds_per_sync = 1, .think_ns = 0};
+	const struct cmdq_check_point point = {.engine = ENGINE_NATIVE,
+					       .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
+					       .cpus = cpus,
+					       .queue_shift = 4,
+					       .msi = msi,
+					       .cmds_per_sync = 1,
+					       .think_ns = 0};
 	char path[CONF_PATH_LEN];
 	struct conf_plugin cp;
 	struct scenario_cfg cfg;
@@ -378,7 +423,7 @@ static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool
 	cr_assert_str_eq(cp.desc->name, name);
 	conf_cfg(&cfg, &point);
 	cfg.scenario.watchdog_ms = watchdog_ms;
-	conf_trial(&cp, &cfg, &res, &o);
+	conf_trial(&cp, &cfg, point.ops_per_cpu, &res, &o);
 	k = conf_check(&o, check);
 	cr_expect_not(k->pass, "%s (cpus=%u msi=%d) got past the %s check", name, cpus, msi, check);
 	cr_expect_neq(res.status, TRIAL_OK, "%s: trial status OK", name);
@@ -402,4 +447,44 @@ Test(cmdq_mutants, no_valid_caught_by_no_deadlock, .timeout = 60)
 {
 	conf_mutant("mut_no_valid", "no_deadlock", 1, true, 300);
 	conf_mutant("mut_no_valid", "no_deadlock", 2, false, 300);
+}
+
+/* ---- a hand-off bug only 3+ CPUs and leader_batch > 1 show: verify on the sim ------------- */
+
+/*
+ * tests/fixtures/handoff/mut_mcs_handoff: mcs with its batch detached after the first granted
+ * follower. At the default leader_batch and on 2 native CPUs it is correct; `iommulab verify`
+ * must still fail it (exit 1), naming the failed check, with a counterexample on the sim at a
+ * leader_batch it chose. The real mcs passes (verify_runs_the_suites_grid).
+ */
+Test(cmdq_mutants, mcs_handoff_caught_by_verify_on_the_sim, .timeout = 300)
+{
+	char line[2048], cmd[1024];
+	bool failed_check = false, on_sim = false;
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/iommulab' verify '%s/tests/fixtures/handoff/cmdq-mut_mcs_handoff.so' "
+		 "2>/dev/null",
+		 TEST_BUILD_ROOT, TEST_BUILD_ROOT);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "cannot run %s", cmd);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], verdict[16];
+		size_t runs, n_names;
+		const char *const *names = cmdq_check_names(&n_names);
+
+		if (strstr(line, "counterexample: [engine=sim") &&
+		    (strstr(line, "leader_batch=4]") || strstr(line, "leader_batch=64]")))
+			on_sim = true;
+		if (sscanf(line, " %63s %15s (%zu runs)", name, verdict, &runs) != 3 ||
+		    strcmp(verdict, "FAIL"))
+			continue;
+		for (size_t i = 0; i < n_names; i++)
+			failed_check |= !strcmp(name, names[i]);
+	}
+	int status = pclose(f);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "%s: status 0x%x, not exit 1", cmd,
+		  status);
+	cr_expect(failed_check, "verify named no failed check of the mutant");
+	cr_expect(on_sim, "no counterexample on the sim with leader_batch 4 or 64");
 }
