@@ -64,12 +64,13 @@ static const char *grid_key(const char *set)
 	static const struct {
 		const char *key, *why;
 	} keys[] = {
-	    {"engine", "verify runs every plugin natively (1-2 CPUs) and on the sim (4-64 CPUs)"},
-	    {"cpus", "verify runs 1 and 2 CPUs natively and 4, 16 and 64 on the sim"},
-	    {"smmu.queue_shift", "verify runs queues of 8, 16 and 256 entries"},
-	    {"smmu.msi", "verify runs MSI on and off"},
-	    {"workload.cmdq.cmds_per_sync", "verify runs 1 and 5 commands per sync"},
-	    {"workload.cmdq.think_ns", "verify runs think_ns 0 and 200"},
+		{ "engine",
+		  "verify runs every plugin natively (1-2 CPUs) and on the sim (4-64 CPUs)" },
+		{ "cpus", "verify runs 1 and 2 CPUs natively and 4, 16 and 64 on the sim" },
+		{ "smmu.queue_shift", "verify runs queues of 8, 16 and 256 entries" },
+		{ "smmu.msi", "verify runs MSI on and off" },
+		{ "workload.cmdq.cmds_per_sync", "verify runs 1 and 5 commands per sync" },
+		{ "workload.cmdq.think_ns", "verify runs think_ns 0 and 200" },
 	};
 	const char *eq = strchr(set, '=');
 	size_t len = eq ? (size_t)(eq - set) : strlen(set);
@@ -114,8 +115,8 @@ static struct scenario *load_base(const struct lab_plugin *d, const char *const 
 				  size_t n_sets)
 {
 	const char *tmpdir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	struct plugin_lookup pl = {.find = lookup_one, .ctx = (void *)d};
-	struct diag_list diags = {0};
+	struct plugin_lookup pl = { .find = lookup_one, .ctx = (void *)d };
+	struct diag_list diags = { 0 };
 	struct scenario *s = NULL;
 	char path[4200], **sets = calloc(n_sets + 1, sizeof(*sets));
 	int fd = -1, rc;
@@ -212,13 +213,13 @@ static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
 
 int cmd_verify(int argc, char **argv, struct cli_common *c)
 {
-	struct plugin_registry reg = {0};
-	struct diag_list diags = {0};
+	struct plugin_registry reg = { 0 };
+	struct diag_list diags = { 0 };
 	const struct loaded_plugin *lp = NULL;
-	struct verdict v[ORACLE_MAX_CHECKS] = {0};
+	struct verdict v[ORACLE_MAX_CHECKS] = { 0 };
 	const char *target = NULL;
 	void *pcfg = NULL;
-	struct scenario_cfg base = {0};
+	struct scenario_cfg base = { 0 };
 	struct scenario *s = NULL;
 	struct cli_parser p;
 	const char **sets = NULL;
@@ -296,7 +297,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				 d->params[i].key, val);
 	}
 	for (size_t k = 0; k < nv; k++)
-		v[k] = (struct verdict){.name = names[k], .pass = true};
+		v[k] = (struct verdict){ .name = names[k], .pass = true };
 	/* Without its .sim.so twin the sim part cannot run: say so, never pass it silently. */
 	char no_sim[512] = "";
 	bool have_sim = plugin_sim_build(d, no_sim, sizeof(no_sim)) != NULL;
@@ -313,7 +314,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		}
 		for (size_t i = 0; i < n_points; i++) {
 			struct scenario_cfg cfg = base;
-			struct trial_result res = {0};
+			struct trial_result res = { 0 };
 			struct oracle_report o;
 			char desc[160], where[160 + sizeof(given)];
 
@@ -324,11 +325,11 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			cmdq_check_describe(&cfg, desc, sizeof(desc));
 			/* Which parameter values the trial ran with: a counterexample replays. */
 			snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
-			struct trial_request req = {.cfg = &cfg,
-						    .cmdq = d,
-						    .cmdq_config = vcfg,
-						    .ops_per_cpu = grid[i].ops_per_cpu,
-						    .oracle = true};
+			struct trial_request req = { .cfg = &cfg,
+						     .cmdq = d,
+						     .cmdq_config = vcfg,
+						     .ops_per_cpu = grid[i].ops_per_cpu,
+						     .oracle = true };
 			if (trial_run(&req, &res, &o)) {
 				fprintf(stderr, "iommulab verify: [%s] %s\n", where, res.error);
 				cmdq_check_config_free(d, vcfg);

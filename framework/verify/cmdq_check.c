@@ -22,22 +22,22 @@
 
 /* ---- the grid ------------------------------------------------------------------------------ */
 
-static const uint32_t grid_cpus[] = {1, 2};
-static const uint32_t grid_shifts[] = {3, 4, 8};
-static const bool grid_msi[] = {true, false};
-static const uint32_t grid_cmds[] = {1, 5};
-static const uint64_t grid_thinks[] = {0, 200};
+static const uint32_t grid_cpus[] = { 1, 2 };
+static const uint32_t grid_shifts[] = { 3, 4, 8 };
+static const bool grid_msi[] = { true, false };
+static const uint32_t grid_cmds[] = { 1, 5 };
+static const uint64_t grid_thinks[] = { 0, 200 };
 
 /* The sim part: more CPUs than 2 native cores, small queues (hand-offs need 3+ CPUs). */
-static const uint32_t sim_cpus[] = {4, 16, 64};
-static const uint32_t sim_shifts[] = {3, 4};
-static const uint32_t sim_cmds[] = {1, 5};
+static const uint32_t sim_cpus[] = { 4, 16, 64 };
+static const uint32_t sim_shifts[] = { 3, 4 };
+static const uint32_t sim_cmds[] = { 1, 5 };
 
 #define GRID_MAX                                                                                   \
 	(LAB_ARRAY_SIZE(grid_cpus) * LAB_ARRAY_SIZE(grid_shifts) * LAB_ARRAY_SIZE(grid_msi) *      \
-	     LAB_ARRAY_SIZE(grid_cmds) * LAB_ARRAY_SIZE(grid_thinks) +                             \
+		 LAB_ARRAY_SIZE(grid_cmds) * LAB_ARRAY_SIZE(grid_thinks) +                         \
 	 LAB_ARRAY_SIZE(sim_cpus) * LAB_ARRAY_SIZE(sim_shifts) * LAB_ARRAY_SIZE(grid_msi) *        \
-	     LAB_ARRAY_SIZE(sim_cmds))
+		 LAB_ARRAY_SIZE(sim_cmds))
 
 static struct cmdq_check_point grid[GRID_MAX];
 static size_t grid_n;
@@ -64,13 +64,13 @@ static void grid_build(void)
 						if (!grid_wanted(grid_shifts[s], grid_thinks[t]))
 							continue;
 						grid[grid_n++] = (struct cmdq_check_point){
-						    .engine = ENGINE_NATIVE,
-						    .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
-						    .cpus = grid_cpus[c],
-						    .queue_shift = grid_shifts[s],
-						    .msi = grid_msi[m],
-						    .cmds_per_sync = grid_cmds[k],
-						    .think_ns = grid_thinks[t],
+							.engine = ENGINE_NATIVE,
+							.ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
+							.cpus = grid_cpus[c],
+							.queue_shift = grid_shifts[s],
+							.msi = grid_msi[m],
+							.cmds_per_sync = grid_cmds[k],
+							.think_ns = grid_thinks[t],
 						};
 					}
 	for (size_t c = 0; c < LAB_ARRAY_SIZE(sim_cpus); c++)
@@ -78,12 +78,12 @@ static void grid_build(void)
 			for (size_t m = 0; m < LAB_ARRAY_SIZE(grid_msi); m++)
 				for (size_t k = 0; k < LAB_ARRAY_SIZE(sim_cmds); k++)
 					grid[grid_n++] = (struct cmdq_check_point){
-					    .engine = ENGINE_SIM,
-					    .ops_per_cpu = CMDQ_CHECK_SIM_OPS / sim_cpus[c],
-					    .cpus = sim_cpus[c],
-					    .queue_shift = sim_shifts[s],
-					    .msi = grid_msi[m],
-					    .cmds_per_sync = sim_cmds[k],
+						.engine = ENGINE_SIM,
+						.ops_per_cpu = CMDQ_CHECK_SIM_OPS / sim_cpus[c],
+						.cpus = sim_cpus[c],
+						.queue_shift = sim_shifts[s],
+						.msi = grid_msi[m],
+						.cmds_per_sync = sim_cmds[k],
 					};
 }
 
@@ -183,7 +183,7 @@ static size_t add_variant(const struct lab_param *p, const void *base, void *scr
  */
 static bool is_duration(const char *key)
 {
-	static const char *const units[] = {"_ns", "_us", "_ms", "_s"};
+	static const char *const units[] = { "_ns", "_us", "_ms", "_s" };
 	size_t len = strlen(key);
 
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(units); i++) {
@@ -225,7 +225,7 @@ size_t cmdq_check_variants(const struct lab_plugin *d, const void *base,
 			/* min, a small value above it (a batch of 4, say), and max when a trial
 			 * at max stays short (a huge max is a timeout or a size, not a mode). */
 			double small = p->min + 3 < p->max ? p->min + 3 : p->max;
-			const double vals[] = {p->min, small, p->max};
+			const double vals[] = { p->min, small, p->max };
 
 			for (size_t v = 0; v < LAB_ARRAY_SIZE(vals); v++) {
 				if (vals[v] > CMDQ_CHECK_PARAM_MAX)
@@ -291,9 +291,9 @@ const struct oracle_check *cmdq_check_find(const struct oracle_report *o, const 
 /* The checks, in the order they are evaluated and reported. */
 enum { CHECK_PROTOCOL, CHECK_EXACTLY_ONCE, CHECK_IN_ORDER, CHECK_SYNC_COMPLETE, CHECK_NO_DEADLOCK };
 static const char *const check_names[] = {
-    [CHECK_PROTOCOL] = "protocol",	 [CHECK_EXACTLY_ONCE] = "exactly_once",
-    [CHECK_IN_ORDER] = "in_order",	 [CHECK_SYNC_COMPLETE] = "sync_complete",
-    [CHECK_NO_DEADLOCK] = "no_deadlock",
+	[CHECK_PROTOCOL] = "protocol",	     [CHECK_EXACTLY_ONCE] = "exactly_once",
+	[CHECK_IN_ORDER] = "in_order",	     [CHECK_SYNC_COMPLETE] = "sync_complete",
+	[CHECK_NO_DEADLOCK] = "no_deadlock",
 };
 static_assert(LAB_ARRAY_SIZE(check_names) <= ORACLE_MAX_CHECKS, "oracle_report too small");
 

@@ -78,7 +78,7 @@ static void conf_config(struct conf_plugin *cp, const char *set)
 
 static void conf_open(struct conf_plugin *cp, const char *path, const char *set)
 {
-	struct diag_list diags = {0};
+	struct diag_list diags = { 0 };
 
 	memset(cp, 0, sizeof(*cp));
 	int rc = registry_add_file(&cp->reg, path, &diags);
@@ -113,11 +113,11 @@ static void conf_trial(const struct conf_plugin *cp, const struct scenario_cfg *
 		       uint64_t ops_per_cpu, struct trial_result *res, struct oracle_report *o)
 {
 	struct trial_request req = {
-	    .cfg = cfg,
-	    .cmdq = cp->desc,
-	    .cmdq_config = cp->config,
-	    .ops_per_cpu = ops_per_cpu,
-	    .oracle = true,
+		.cfg = cfg,
+		.cmdq = cp->desc,
+		.cmdq_config = cp->config,
+		.ops_per_cpu = ops_per_cpu,
+		.oracle = true,
 	};
 
 	memset(res, 0, sizeof(*res));
@@ -170,8 +170,8 @@ static size_t conf_fill(struct conf_point *out, size_t room, const struct loaded
  */
 static size_t conf_points(struct conf_point *points, size_t max, size_t *n_configs)
 {
-	struct plugin_registry reg = {0};
-	struct diag_list diags = {0};
+	struct plugin_registry reg = { 0 };
+	struct diag_list diags = { 0 };
 	size_t k = 0;
 
 	*n_configs = 0;
@@ -207,9 +207,10 @@ static struct conf_point points[CONF_MAX_POINTS];
 /* Every file of the plugin directory loads (a refused one would drop out of the suite). */
 Test(cmdq_conformance, plugins_found, .timeout = 30)
 {
-	static const char *const expected[] = {"batched", "biglock", "cmpxchg", "mcs", "spinlock"};
-	struct plugin_registry reg = {0};
-	struct diag_list diags = {0};
+	static const char *const expected[] = { "batched", "biglock", "cmpxchg", "mcs",
+						"spinlock" };
+	struct plugin_registry reg = { 0 };
+	struct diag_list diags = { 0 };
 
 	cr_assert_eq(registry_add_dir(&reg, plugin_dir(), false, &diags), 0, "%s: %s", plugin_dir(),
 		     diags.n ? diags.msgs[0] : "cannot read");
@@ -272,7 +273,7 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
 	size_t k = conf_points(points, CONF_MAX_POINTS, &n_configs);
 	const char *const *names = cmdq_check_names(&n_names);
 	char line[1024], cmd[1024], path[CONF_PATH_LEN] = "";
-	size_t seen[256] = {0}, reported = 0;
+	size_t seen[256] = { 0 }, reported = 0;
 	bool batch4 = false;
 
 	cmdq_check_grid(&n_grid);
@@ -326,7 +327,7 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
  */
 Test(cmdq_conformance, verify_refuses_grid_keys, .timeout = 60)
 {
-	static const char *const sets[] = {"scenario.engine=sim", "cpus=8", "smmu.msi=false"};
+	static const char *const sets[] = { "scenario.engine=sim", "cpus=8", "smmu.msi=false" };
 
 	for (size_t i = 0; i < LAB_ARRAY_SIZE(sets); i++) {
 		char cmd[1024], line[1024];
@@ -404,13 +405,13 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
 			uint64_t watchdog_ms)
 {
-	const struct cmdq_check_point point = {.engine = ENGINE_NATIVE,
-					       .ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
-					       .cpus = cpus,
-					       .queue_shift = 4,
-					       .msi = msi,
-					       .cmds_per_sync = 1,
-					       .think_ns = 0};
+	const struct cmdq_check_point point = { .engine = ENGINE_NATIVE,
+						.ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
+						.cpus = cpus,
+						.queue_shift = 4,
+						.msi = msi,
+						.cmds_per_sync = 1,
+						.think_ns = 0 };
 	char path[CONF_PATH_LEN];
 	struct conf_plugin cp;
 	struct scenario_cfg cfg;
