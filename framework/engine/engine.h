@@ -94,6 +94,7 @@ struct engine_result {
 	double measured_s;		/* the measured window (time-based), or the longest CPU's */
 	bool hung;
 	bool op_failed;
+	bool threads_left; /* CPUs still stuck after the run: their memory must be left alone */
 	char why[TRIAL_ERR_LEN]; /* the hang, or why the run could not start */
 	struct engine_stat stats[ENGINE_MAX_STATS];
 	uint32_t n_stats;

@@ -34,6 +34,10 @@ struct host_env {
 	uint64_t live_bytes;  /* atomic */
 	uint32_t aborted;     /* atomic */
 	struct arena *arena;  /* lab_alloc's memory under the sim (host_env_use_arena) */
+	/* Natively, every live allocation, so that host_env_free() can give back what a trial
+	 * abandoned mid-run (whose fini must not run) still held. */
+	uint32_t live_lock; /* atomic */
+	struct alloc_hdr *live;
 };
 
 /*
@@ -44,7 +48,8 @@ struct alloc_hdr {
 	size_t size;		/* the caller's */
 	uint32_t lines;		/* header included */
 	bool arena;		/* from the env's arena, not malloc */
-	struct alloc_hdr *next; /* on an arena free list */
+	struct alloc_hdr *next; /* on an arena free list; natively, the env's live list */
+	struct alloc_hdr *prev; /* natively, the env's live list */
 };
 static_assert(sizeof(struct alloc_hdr) <= LAB_CACHE_LINE, "the header is one line");
 
@@ -119,6 +124,41 @@ static void arena_free(struct arena *a)
 	free(a);
 }
 
+static void live_lock(struct host_env *env)
+{
+	while (__atomic_exchange_n(&env->live_lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&env->live_lock, __ATOMIC_RELAXED))
+			lab_cpu_relax();
+}
+
+static void live_unlock(struct host_env *env)
+{
+	__atomic_store_n(&env->live_lock, 0, __ATOMIC_RELEASE);
+}
+
+static void live_add(struct host_env *env, struct alloc_hdr *h)
+{
+	live_lock(env);
+	h->prev = NULL;
+	h->next = env->live;
+	if (env->live)
+		env->live->prev = h;
+	env->live = h;
+	live_unlock(env);
+}
+
+static void live_remove(struct host_env *env, struct alloc_hdr *h)
+{
+	live_lock(env);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		env->live = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	live_unlock(env);
+}
+
 static void *host_alloc(const struct lab_host *h, size_t size)
 {
 	struct host_env *env = h->priv;
@@ -138,6 +178,8 @@ static void *host_alloc(const struct lab_host *h, size_t size)
 	hdr->size = size;
 	hdr->lines = (uint32_t)lines;
 	hdr->arena = env->arena != NULL;
+	if (!hdr->arena)
+		live_add(env, hdr);
 	__atomic_add_fetch(&env->live_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&env->live_bytes, size, __ATOMIC_RELAXED);
 	return (unsigned char *)hdr + LAB_CACHE_LINE;
@@ -153,10 +195,12 @@ static void host_free(const struct lab_host *h, void *ptr)
 	hdr = (struct alloc_hdr *)((unsigned char *)ptr - LAB_CACHE_LINE);
 	__atomic_sub_fetch(&env->live_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_sub_fetch(&env->live_bytes, hdr->size, __ATOMIC_RELAXED);
-	if (hdr->arena)
+	if (hdr->arena) {
 		arena_put(env->arena, hdr);
-	else
+	} else {
+		live_remove(env, hdr);
 		free(hdr);
+	}
 }
 
 int host_env_use_arena(struct host_env *env)
@@ -235,6 +279,11 @@ void host_env_free(struct host_env *env)
 {
 	if (!env)
 		return;
+	/* What is still allocated: an abandoned trial's plugin state, never given back. */
+	for (struct alloc_hdr *h = env->live, *next; h; h = next) {
+		next = h->next;
+		free(h);
+	}
 	arena_free(env->arena);
 	free(env->cpus);
 	free(env->counters);

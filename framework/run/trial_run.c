@@ -361,14 +361,19 @@ static void teardown(struct trial *t, struct trial_result *res)
 		return_iovas(t, res);
 	if (t->cstate_ok && !t->abandoned && t->cops->fini)
 		t->cops->fini(t->cstate);
-	if (t->wl && t->workload->destroy)
+	bool stuck = t->eres.threads_left; /* a CPU may still touch any of it: leave it all */
+
+	if (t->wl && t->workload->destroy && !stuck)
 		t->workload->destroy(t->wl);
-	iova_wl_free(t->iwl);
+	if (!stuck)
+		iova_wl_free(t->iwl);
+	if (stuck)
+		return;
 	engine_result_free(&t->eres, t->ncpus);
 	smmu_free(t->dev);
 	if (!t->abandoned)
 		slowpath_free(t->sp);
-	host_env_free(t->env);
+	host_env_free(t->env); /* and with it whatever an abandoned plugin still held */
 }
 
 static int run(const struct trial_request *req, const struct engine_ops *engine,

@@ -343,6 +343,7 @@ static int native_run(const struct engine_job *job, struct engine_result *res)
 			/* Truly stuck even for the signal: leave it (and its memory), report it. */
 			pthread_detach(w->thread);
 			leak = true;
+			res->threads_left = true;
 		}
 		res->cpus[i].window_ns = w->t_stop > w->t_measure ? w->t_stop - w->t_measure : 0;
 		double s = (double)res->cpus[i].window_ns / 1e9;
