@@ -122,6 +122,12 @@ void cli_print_usage(FILE *f, const struct cli_command *cmd);
 int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * After the options: exactly n operands (argv[optind ..]), or the usage error naming the
+ * extra one or saying what was expected (what: "RESULTS_DIR and DATA.csv"). 0 or EXIT_USAGE.
+ */
+int cli_operands(const struct cli_command *cmd, int argc, char **argv, int n, const char *what);
+
 /* iommulab help CMD: usage, help, options and exit statuses, to f. */
 void cli_print_help(FILE *f, const struct cli_command *cmd);
 

@@ -199,6 +199,15 @@ int cli_usage_error(const struct cli_command *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int cli_operands(const struct cli_command *cmd, int argc, char **argv, int n, const char *what)
+{
+	if (argc - optind > n)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + n]);
+	if (argc - optind < n)
+		return cli_usage_error(cmd, "expected %s", what);
+	return 0;
+}
+
 static void print_option(FILE *f, const struct cli_option *o)
 {
 	char head[96];

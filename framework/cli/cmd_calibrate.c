@@ -112,10 +112,8 @@ int cmd_calibrate(int argc, char **argv, struct cli_common *c)
 					       optarg);
 	if (o == CLI_OPT_EXIT)
 		return p.status;
-	if (argc - optind > 2)
-		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 2]);
-	if (argc - optind < 2)
-		return cli_usage_error(c->cmd, "expected RESULTS_DIR and DATA.csv");
+	if (cli_operands(c->cmd, argc, argv, 2, "RESULTS_DIR and DATA.csv"))
+		return EXIT_USAGE;
 	dir = argv[optind];
 	data = argv[optind + 1];
 

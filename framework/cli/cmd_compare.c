@@ -644,10 +644,8 @@ int cmd_compare(int argc, char **argv, struct cli_common *c)
 	}
 	if (o == CLI_OPT_EXIT)
 		return p.status;
-	if (argc - optind > 2)
-		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 2]);
-	if (argc - optind < 2)
-		return cli_usage_error(c->cmd, "expected two results directories, A and B");
+	if (cli_operands(c->cmd, argc, argv, 2, "two results directories, A and B"))
+		return EXIT_USAGE;
 	a.dir = argv[optind];
 	b.dir = argv[optind + 1];
 

@@ -14,9 +14,7 @@ int cmd_plot(int argc, char **argv, struct cli_common *c)
 		; /* plot has no options of its own: only --help */
 	if (o == CLI_OPT_EXIT)
 		return p.status;
-	if (optind == argc)
-		return cli_usage_error(c->cmd, "no results dir given");
-	if (optind + 1 < argc)
-		return cli_usage_error(c->cmd, "unexpected argument '%s'", argv[optind + 1]);
+	if (cli_operands(c->cmd, argc, argv, 1, "a results dir (RESULTS_DIR)"))
+		return EXIT_USAGE;
 	return cli_render_plots(argv[optind]);
 }
