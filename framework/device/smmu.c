@@ -652,22 +652,18 @@ const char *smmu_error(const struct smmu_dev *dev)
 	return __atomic_load_n(&dev->failed, __ATOMIC_ACQUIRE) ? dev->error : NULL;
 }
 
-/*
- * Its counters. After an abandoned trial the lock may never be released (a CPU unwound by
- * the watchdog's signal while it held it, or still stuck holding it): the caller then gets a
- * copy taken without it after a bounded wait, rather than hanging the whole run.
- */
-#define STATS_LOCK_TRIES (1u << 24)
+void smmu_cpus_unwound(struct smmu_dev *dev)
+{
+	dev->halted = true;
+	__atomic_store_n(&dev->next_due, NEVER, __ATOMIC_RELAXED);
+	dev_unlock(dev);
+}
 
 void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out)
 {
-	bool locked = false;
-
-	for (uint32_t i = 0; i < STATS_LOCK_TRIES && !(locked = dev_trylock(dev)); i++)
-		lab_cpu_relax();
+	dev_lock(dev);
 	*out = dev->stats;
-	if (locked)
-		dev_unlock(dev);
+	dev_unlock(dev);
 	out->cons_reads = __atomic_load_n(&dev->stats.cons_reads, __ATOMIC_RELAXED);
 }
 

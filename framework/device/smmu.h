@@ -101,6 +101,13 @@ struct smmu_stats {
 };
 void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out);
 
+/*
+ * Every CPU that drove the device has been unwound (an abandoned trial): one may have been
+ * unwound inside a register access, holding the device's lock. The device stops and its
+ * lock is released, so that its counters can be read. Only once no CPU runs any more.
+ */
+void smmu_cpus_unwound(struct smmu_dev *dev);
+
 /* Register values now (for reports). */
 uint32_t smmu_prod(const struct smmu_dev *dev);
 uint32_t smmu_cons(const struct smmu_dev *dev);

@@ -420,6 +420,8 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 	rc = engine->run(&job, &t.eres);
 	if (t.dev)
 		smmu_stop(t.dev);
+	if (t.dev && t.eres.hung && !t.eres.threads_left)
+		smmu_cpus_unwound(t.dev);
 	if (rc) {
 		fail(res, "%s", t.eres.why);
 		goto out;

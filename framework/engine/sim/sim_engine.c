@@ -143,8 +143,8 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 		return rc;
 	}
 	/* The simulation's own work: what each op costs the model (and the host). */
-	engine_result_add_stat(res, "sim_lab_ops", st.lab_ops_measured);
-	engine_result_add_stat(res, "sim_line_transfers", st.misses_measured);
+	engine_result_add_stat(res, sim_engine.stats[0], st.lab_ops_measured);
+	engine_result_add_stat(res, sim_engine.stats[1], st.misses_measured);
 	res->cost.host_s = st.host_s;
 	res->cost.steps = st.lab_ops;
 	res->cost.switches = st.switches;
