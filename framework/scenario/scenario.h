@@ -107,6 +107,8 @@ struct scenario_wl_micro {
 
 /* [machine]: the simulated machine (engine = sim only; see framework/engine/sim/sim.h) */
 enum machine_atomic { MACHINE_ATOMIC_NEAR = 0, MACHINE_ATOMIC_FAR, MACHINE_ATOMIC_ADAPTIVE };
+/* What a load may see: every store at once (sc), or relaxed stores late and out of order. */
+enum machine_memory { MACHINE_MEMORY_SC = 0, MACHINE_MEMORY_ARM };
 /* The shipped, calibrated machines a [machine] section starts from (tables.c). */
 enum machine_preset {
 	MACHINE_PRESET_GRAVITON2 = 0,
@@ -129,6 +131,8 @@ struct scenario_machine {
 	double home_hold_ns; /* a far atomic's hold of the line at its home; 0: occupancy x home_ns
 			      */
 	double cas_hold_ns;  /* ...of a far CAS that succeeds; 0: home_hold_ns */
+	int memory;	     /* enum machine_memory */
+	double store_delay_ns; /* arm: a relaxed store becomes visible within this */
 };
 
 /* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */

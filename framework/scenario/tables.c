@@ -198,6 +198,7 @@ static const struct lab_param wl_dma_params[] = {
 };
 
 static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };
+static const char *const memory_choices[] = { "sc", "arm", NULL };
 /* In enum machine_preset's order. */
 static const char *const preset_choices[] = { "graviton2", "kunpeng920", "none", NULL };
 
@@ -242,6 +243,15 @@ static const struct lab_param machine_params[] = {
 	P(scenario_machine, cas_hold_ns, LAB_PARAM_DOUBLE, "0", 0, 100000, NULL,
 	  "how long a far CAS that succeeds holds the line at its home (read, compare, then "
 	  "write); 0: as home_hold_ns"),
+	P(scenario_machine, memory, LAB_PARAM_ENUM, "sc", 0, 0, memory_choices,
+	  "sc: every store is seen by every CPU once it completes; arm: a relaxed store waits in "
+	  "its CPU's store buffer and becomes visible to the others up to store_delay_ns later, "
+	  "out of order with the CPU's other stores, until a release (store, rmw or fence) "
+	  "orders it; the CPU itself reads its own stores at once (verify runs both)"),
+	P(scenario_machine, store_delay_ns, LAB_PARAM_DOUBLE, "5000", 0, 1e7, NULL,
+	  "memory = arm: each relaxed store becomes visible to other CPUs and the device a "
+	  "seeded, uniformly drawn 0 to this many ns after it completes (hardware drains in "
+	  "tens of ns but the architecture sets no bound: large, so late visibility is explored)"),
 };
 
 /*

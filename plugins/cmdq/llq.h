@@ -39,6 +39,9 @@
 #ifndef CMDQ_MUTANT_PUBLISH_EARLY
 #define CMDQ_MUTANT_PUBLISH_EARLY 0 /* mark valid and write PROD before writing the entries */
 #endif
+#ifndef CMDQ_MUTANT_NO_WMB
+#define CMDQ_MUTANT_NO_WMB 0 /* no dma_wmb() between the entries and their valid bits */
+#endif
 #ifndef CMDQ_MUTANT_NO_VALID
 #define CMDQ_MUTANT_NO_VALID 0 /* never set the valid bits: the owner waits forever */
 #endif
@@ -384,7 +387,8 @@ static inline void llq_mark_valid(struct lab_cpu *c, struct llq *q, uint32_t spr
 {
 	if (CMDQ_MUTANT_NO_VALID)
 		return;
-	lab_fence(LAB_RELEASE);
+	if (!CMDQ_MUTANT_NO_WMB)
+		lab_fence(LAB_RELEASE);
 	llq_valid_range(c, q, sprod, eprod, true);
 }
 

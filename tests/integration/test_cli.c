@@ -1150,3 +1150,44 @@ Test(cli, ctrl_c_under_jobs_then_resume_gives_the_uninterrupted_rows, .timeout =
 	free(once);
 	free(twice);
 }
+
+/*
+ * memory = arm: a strategy without the dma_wmb() between its entries and their valid bits is
+ * caught by the device (it reads a slot whose entry is still in the writer's store buffer);
+ * under sc the same plugin passes, and every shipped strategy passes under both.
+ */
+Test(cli, weak_memory_catches_a_missing_barrier_that_sc_lets_pass, .timeout = 120)
+{
+	char out[300];
+	snprintf(out, sizeof(out), "%s/weak", tmp);
+	char *const argv[] = { EXE,
+			       "--plugin-dir",
+			       TEST_BUILD_ROOT "/tests/fixtures/weak_memory",
+			       "run",
+			       TEST_SOURCE_ROOT "/tests/fixtures/scenarios/weak-memory.ini",
+			       "--out",
+			       out,
+			       NULL };
+	size_t caught = 0;
+
+	cr_assert_eq(run(argv, NULL), 1, "the mutant's trials fail: exit status 1");
+	struct csv_table t;
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, 24);
+	for (size_t r = 0; r < t.n_rows; r++) {
+		const char *plugin = str(&t, r, "plugin"), *memory = str(&t, r, "machine.memory");
+		bool bad = !strcmp(plugin, "mut_no_wmb") && !strcmp(memory, "arm");
+
+		cr_assert_str_eq(str(&t, r, "status"), bad ? "failed" : "ok", "%s memory=%s: %s",
+				 plugin, memory, str(&t, r, "error"));
+		if (bad) {
+			cr_assert(strstr(str(&t, r, "error"), "published before it was written"),
+				  "%s", str(&t, r, "error"));
+			caught++;
+		} else {
+			cr_assert_gt(num(&t, r, "ops"), 0, "%s memory=%s", plugin, memory);
+		}
+	}
+	cr_assert_eq(caught, 2, "caught at 4 and at 16 CPUs");
+	csv_free(&t);
+}

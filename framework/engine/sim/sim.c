@@ -550,6 +550,148 @@ static void device_wakeups(struct sim *s, uint64_t now)
 	}
 }
 
+/* ---- memory = arm: store buffers ----------------------------------------------------------- */
+
+static void wake_line(struct sim *s, struct sim_line *l, uint64_t now);
+
+static inline uint64_t sb_due(const struct sim *s)
+{
+	return s->sb_n ? s->sb[0].at : NEVER;
+}
+
+/* Stores before a release (store, rmw or fence) are seen before it: dmb ish / stlr. */
+static inline bool orders_release(int o)
+{
+	return o == __ATOMIC_RELEASE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST;
+}
+
+static inline bool sb_before(const struct sim_sb_entry *a, const struct sim_sb_entry *b)
+{
+	return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+/* Re-sort after entries moved earlier (few entries, nearly sorted: insertion sort). */
+static void sb_sort(struct sim *s)
+{
+	for (uint32_t i = 1; i < s->sb_n; i++) {
+		struct sim_sb_entry e = s->sb[i];
+		uint32_t j = i;
+		while (j && sb_before(&e, &s->sb[j - 1])) {
+			s->sb[j] = s->sb[j - 1];
+			j--;
+		}
+		s->sb[j] = e;
+	}
+}
+
+static inline bool sb_overlaps(const struct sim_sb_entry *e, const void *p, uint32_t size)
+{
+	uintptr_t a = (uintptr_t)e->p, b = (uintptr_t)p;
+	return a < b + size && b < a + e->size;
+}
+
+/*
+ * me's entries (all, or those overlapping [p, p + size) when p is set; exact matches too
+ * unless partial_only) become visible no later than now: a release drains the buffer, an
+ * access to a buffered location waits for it (coherence). The scheduler applies them before
+ * anything later happens.
+ */
+static void sb_retime(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size,
+		      bool partial_only)
+{
+	bool moved = false;
+
+	for (uint32_t i = 0; i < s->sb_n; i++) {
+		struct sim_sb_entry *e = &s->sb[i];
+		if (e->cpu != me->id || e->at <= me->clock)
+			continue;
+		if (p &&
+		    (!sb_overlaps(e, p, size) || (partial_only && e->p == p && e->size == size)))
+			continue;
+		e->at = me->clock;
+		moved = true;
+	}
+	if (!moved)
+		return;
+	sb_sort(s);
+	if (me->clock < s->horizon)
+		s->horizon = me->clock;
+}
+
+static inline uint64_t sb_next_rng(struct sim_cpu *me)
+{
+	uint64_t z = (me->sb_rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * The earliest buffered store takes effect: memory changes, its line's sleepers wake (no
+ * earlier than now: a drain by the running CPU wakes them at its own time).
+ */
+static void sb_apply_head(struct sim *s, uint64_t now)
+{
+	struct sim_sb_entry e = s->sb[0];
+	struct sim_line *l;
+
+	memmove(s->sb, s->sb + 1, (size_t)(--s->sb_n) * sizeof(*s->sb));
+	s->cpus[e.cpu].sb_own--;
+	if (e.size == 4)
+		*(volatile uint32_t *)e.p = (uint32_t)e.v;
+	else
+		*(volatile uint64_t *)e.p = e.v;
+	l = line_of(s, e.p);
+	now = now > e.at ? now : e.at;
+	if (l->n_watchers)
+		wake_watchers(s, l, now);
+	if (l->waiters)
+		wake_line(s, l, now);
+}
+
+/* A completed relaxed store enters me's store buffer, visible to the others from `at` on. */
+static void sb_push(struct sim *s, struct sim_cpu *me, void *p, uint32_t size, uint64_t v)
+{
+	uint64_t at = me->clock + sb_next_rng(me) % (s->sb_delay_ps + 1);
+	uint32_t i;
+
+	if (me->sb_own >= SB_PER_CPU) {
+		/*
+		 * Full: it drains before taking more. me is the earliest event (its store has
+		 * just completed), so everything due by its clock takes effect now, in order.
+		 */
+		sb_retime(s, me, NULL, 0, false);
+		while (s->sb_n && s->sb[0].at <= me->clock)
+			sb_apply_head(s, me->clock);
+	}
+	/* One location's stores become visible in program order (coherence). */
+	for (i = 0; i < s->sb_n; i++)
+		if (s->sb[i].cpu == me->id && s->sb[i].p == p && s->sb[i].at > at)
+			at = s->sb[i].at;
+	struct sim_sb_entry e = { at, ++s->sb_seq, p, v, me->id, size };
+	for (i = s->sb_n; i && sb_before(&e, &s->sb[i - 1]); i--)
+		s->sb[i] = s->sb[i - 1];
+	s->sb[i] = e;
+	s->sb_n++;
+	me->sb_own++;
+	if (at < s->horizon)
+		s->horizon = at;
+}
+
+/* me's own newest buffered store to exactly [p, p + size): what its load returns. */
+static bool sb_forward(const struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+		       uint64_t *v)
+{
+	for (uint32_t i = s->sb_n; i--;) {
+		const struct sim_sb_entry *e = &s->sb[i];
+		if (e->cpu == me->id && e->p == p && e->size == size) {
+			*v = e->v;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void run_agent(struct sim *s, uint64_t due)
 {
 	s->in_agent = true;
@@ -579,6 +721,9 @@ static inline void update_horizon(struct sim *s)
 	uint64_t h = s->heap_n ? key_clock(s->heap[0]) : NEVER;
 	uint64_t due = agent_due(s);
 
+	if (sb_due(s) < due)
+		due = sb_due(s);
+
 	s->horizon = s->hung || s->failed ? 0 : due < h ? due : h;
 }
 
@@ -594,6 +739,11 @@ void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 		uint64_t first = me_runnable ? me->clock : NEVER;
 		if (s->heap_n && key_clock(s->heap[0]) < first)
 			first = key_clock(s->heap[0]);
+		if (__builtin_expect(s->sb_n, 0) && s->sb[0].at <= first && s->sb[0].at <= due &&
+		    !s->hung && !s->failed) {
+			sb_apply_head(s, 0);
+			continue;
+		}
 		if (due != NEVER && due <= first) {
 			run_agent(s, due);
 			continue;
@@ -645,7 +795,7 @@ static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
 	if (__builtin_expect(me->clock < s->horizon, 1))
 		return;
 	if ((!s->heap_n || s->heap[0] > key_of(me->clock, me->id)) && agent_due(s) > me->clock &&
-	    !s->hung)
+	    sb_due(s) > me->clock && !s->hung)
 		return;
 	sim_schedule(s, me, true);
 }
@@ -750,13 +900,14 @@ void lab_sim_fence(int o)
 {
 	struct sim *s = cur_sim;
 
-	(void)o;
 	if (unsimulated()) {
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		return;
 	}
 	/* Local: priced now, ordered by the next shared access's own turn. */
 	running(s)->clock += s->op_ps;
+	if (s->weak && running(s)->sb_own && orders_release(o))
+		sb_retime(s, running(s), NULL, 0, false);
 	count_op(s);
 }
 
@@ -826,6 +977,29 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 		wake_line(s, l, me->clock);
 }
 
+/*
+ * memory = arm, a CPU with buffered stores loads: a partly overlapping buffered store must be
+ * visible first (coherence); an exact one is forwarded (its own CPU sees it at once).
+ */
+static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size)
+{
+	uint64_t v;
+
+	sb_retime(s, me, p, size, true);
+	access_begin(s, me, p, ACC_LOAD, NULL);
+	if (sb_forward(s, me, p, size, &v))
+		return v;
+	return size == 4 ? *(volatile const uint32_t *)p : *(volatile const uint64_t *)p;
+}
+
+/* memory = arm: a relaxed store completes into the store buffer, not into memory. */
+static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size, uint64_t v)
+{
+	access_begin(s, me, p, ACC_STORE, NULL);
+	me->deadline = me->clock + s->watchdog;
+	sb_push(s, me, p, size, v);
+}
+
 #define SIM_DEFINE_ACCESS(bits)                                                                    \
 	uint##bits##_t lab_sim_load##bits(const uint##bits##_t *p, int o)                          \
 	{                                                                                          \
@@ -833,18 +1007,27 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 		(void)o;                                                                           \
 		if (unsimulated())                                                                 \
 			return __atomic_load_n(p, __ATOMIC_SEQ_CST);                               \
+		if (__builtin_expect(running(s)->sb_own, 0))                                       \
+			return (uint##bits##_t)weak_load(s, running(s), p, bits / 8);              \
 		access_begin(s, running(s), p, ACC_LOAD, NULL);                                    \
 		return *(volatile const uint##bits##_t *)p;                                        \
 	}                                                                                          \
 	void lab_sim_store##bits(uint##bits##_t *p, uint##bits##_t v, int o)                       \
 	{                                                                                          \
 		struct sim *s = cur_sim;                                                           \
-		(void)o;                                                                           \
 		if (unsimulated()) {                                                               \
 			__atomic_store_n(p, v, __ATOMIC_SEQ_CST);                                  \
 			return;                                                                    \
 		}                                                                                  \
 		struct sim_cpu *me = running(s);                                                   \
+		if (__builtin_expect(s->weak, 0)) {                                                \
+			if (!orders_release(o)) {                                                  \
+				weak_store(s, me, p, bits / 8, v);                                 \
+				return;                                                            \
+			}                                                                          \
+			if (me->sb_own)                                                            \
+				sb_retime(s, me, NULL, 0, false);                                  \
+		}                                                                                  \
 		struct sim_write w = { p, bits / 8, SIM_STORE, v, 0 };                             \
 		struct sim_line *l = access_begin(s, me, p, ACC_STORE, &w);                        \
 		*(volatile uint##bits##_t *)p = v;                                                 \
@@ -855,7 +1038,6 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 	{                                                                                          \
 		struct sim *s = cur_sim;                                                           \
 		uint##bits##_t old, v;                                                             \
-		(void)o;                                                                           \
 		if (unsimulated()) {                                                               \
 			old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                \
 			do                                                                         \
@@ -865,6 +1047,8 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 			return old;                                                                \
 		}                                                                                  \
 		struct sim_cpu *me = running(s);                                                   \
+		if (__builtin_expect(me->sb_own, 0))                                               \
+			sb_retime(s, me, orders_release(o) ? NULL : p, bits / 8, false);           \
 		struct sim_write w = { p, bits / 8, op, a, b };                                    \
 		struct sim_line *l = access_begin(s, me, p, ACC_RMW, &w);                          \
 		if (me->far_seen) /* failed at the home: the value it answered with */             \

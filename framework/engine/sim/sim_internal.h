@@ -58,6 +58,21 @@ struct sim_write {
 
 #define SIM_STORE (-1)
 
+/*
+ * memory = arm: a relaxed store that has completed but is not yet visible to the other CPUs
+ * or the device (it sits in its CPU's store buffer). It takes effect at `at`, in (at, seq)
+ * order with every other; its own CPU reads it at once (store-to-load forwarding).
+ */
+struct sim_sb_entry {
+	uint64_t at;  /* ps: when the other CPUs and the device see it */
+	uint64_t seq; /* program order among equal times */
+	void *p;
+	uint64_t v;
+	uint32_t cpu;
+	uint32_t size; /* 4 or 8 */
+};
+#define SB_PER_CPU 16 /* a full store buffer drains before it takes another store */
+
 struct sim_cpu {
 	uint64_t clock;	   /* ps */
 	uint64_t deadline; /* ps: watchdog, last progress + watchdog */
@@ -82,6 +97,8 @@ struct sim_cpu {
 	bool far_seen;	  /* its last rmw was a CAS that failed on a miss: it returns far_val */
 	uint64_t far_val; /* the value the line held when that CAS was served */
 	uint64_t t_measure, t_stop; /* ps */
+	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
+	uint32_t sb_own;	    /* ...its entries in sim.sb */
 	struct engine_cpu_result *res;
 	struct sim_ctx ctx;
 };
@@ -95,7 +112,12 @@ struct sim {
 	double occupancy;
 	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
 	bool far;	  /* every atomic miss runs at the home */
-	bool adaptive;	  /* ...only when another CPU did the line's last atomic */
+	bool weak;	  /* memory = arm: relaxed stores go through store buffers */
+	uint64_t sb_delay_ps;
+	struct sim_sb_entry *sb; /* every store buffer's entries, sorted by (at, seq) */
+	uint32_t sb_n, sb_cap;
+	uint64_t sb_seq;
+	bool adaptive; /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
 	uint32_t *lat_ps; /* ncpus x ncpus */
 	struct sim_cpu *cpus;

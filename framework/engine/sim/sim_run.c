@@ -158,6 +158,7 @@ static void sim_free(struct sim *s)
 		sim_ctx_free(&s->cpus[i].ctx);
 	free(s->cpus);
 	free(s->heap);
+	free(s->sb);
 	free(s->lines);
 	free(s->lat_ps);
 	free(s);
@@ -199,6 +200,8 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->fail_hold = m->fail_hold;
 	s->far = m->atomic == MACHINE_ATOMIC_FAR;
 	s->adaptive = m->atomic == MACHINE_ATOMIC_ADAPTIVE;
+	s->weak = m->memory == MACHINE_MEMORY_ARM;
+	s->sb_delay_ps = ns_to_ps(m->store_delay_ns);
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
@@ -208,6 +211,12 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->heap = malloc((2 * (size_t)ncpus + 2) * sizeof(*s->heap));
 	if (s->heap)
 		memset(s->heap, 0xff, (2 * (size_t)ncpus + 2) * sizeof(*s->heap));
+	if (s->weak) { /* every buffer full at once is the most there can be */
+		s->sb_cap = ncpus * SB_PER_CPU;
+		s->sb = calloc(s->sb_cap, sizeof(*s->sb));
+		if (!s->sb)
+			goto out;
+	}
 	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
 	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS))
 		goto out;
@@ -218,6 +227,8 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		x->c = host_env_cpu(job->env, i);
 		x->res = &res->cpus[i];
 		x->deadline = s->watchdog;
+		x->sb_rng =
+			((job->cfg ? job->cfg->scenario.seed : 0) + 1) * 0xd1342543de82ef95ull + i;
 		rc = sim_ctx_make(&x->ctx, STACK_SIZE, cpu_main, x);
 		if (rc)
 			goto out;
