@@ -18,6 +18,8 @@
  * index is its low IDX|WRP bits. The owner waits for the previous owner to publish up to its
  * first slot, then stops gathering with one fetch_andnot64 of the count and sync fields: the
  * prod it reads back ends its chain, the sync field says how many CMD_SYNCs the chain carries.
+ * (Garry's prod field held IDX|WRP, its higher bits cleared by that same andnot; his owner
+ * hand-off, owner_prod, was upstream's IDX|WRP. Both are free-running here, see below.)
  *
  * Space is checked after the reservation, not before (it cannot be checked before: the add is
  * unconditional). The shadow cons is a separate word, also free-running, so "is there room for
@@ -33,16 +35,18 @@
  * some non-owner(s) may lock the cmdq, blocking the cons being updated ... leading to
  * deadlock"); that is sound only if a whole chain fits the queue, which v2 ensured by bounding
  * each CPU's batch. Here a chain may be longer than the queue (verify runs 64 CPUs on an
- * 8-entry queue), so the owner publishes it piecewise, each PROD write up to the longest run of
- * valid slots no more than a queue past the last one: the writer at the front of the
- * unpublished part then always finds room once the device drains what is published. The lock
+ * 8-entry queue), so the owner publishes such a chain piecewise, each PROD write up to the
+ * longest run of valid slots no more than a queue past the last one: the writer at the front
+ * of the unpublished part then always finds room once the device drains what is published (a
+ * chain that fits goes out as upstream's, with one PROD write once all of it is valid). The lock
  * goes: it only existed to stop the IDX|WRP shadow cons from lapping a pending CMD_SYNC, and a
- * free-running cons cannot alias. A CMD_SYNC waiter (MSI into its own slot, as upstream, or CONS
- * polling) is done when the MSI has landed or the shadow cons has passed its slot (the slot can
- * only be reused after that). Mind the MSI-before-CONS order (cmdq.h): a waiter that saw its MSI
- * does NOT move the shadow cons, since CONS may not have moved yet: space waiters advance it
- * from what CONS really says, so nobody writes PROD past the real CONS, and nobody waits for a
- * shadow update that an MSI waiter was expected to make.
+ * free-running cons cannot alias; nor can the free-running owner_prod, which a chain longer
+ * than two laps would otherwise alias for the next owner. A CMD_SYNC waiter (MSI into its own slot,
+ * as upstream, or CONS polling) is done when the MSI has landed or the shadow cons has passed its
+ * slot (the slot can only be reused after that). Mind the MSI-before-CONS order (cmdq.h): a waiter
+ * that saw its MSI does NOT move the shadow cons, since CONS may not have moved yet: space waiters
+ * advance it from what CONS really says, so nobody writes PROD past the real CONS, and nobody waits
+ * for a shadow update that an MSI waiter was expected to make.
  *
  * The count field counts reservations since the last stop; at most nents of them can have
  * returned (their slots were written, so lie within a queue of the chain's start) and ncpus can
@@ -198,14 +202,26 @@ static uint32_t fa_valid_run(struct lab_cpu *c, struct fa_state *st, uint32_t cu
 	return end;
 }
 
-/* The owner: publish [sprod, eprod) in order, a queue at most per PROD write. */
+/*
+ * The owner: publish [sprod, eprod) in order, a queue at most per PROD write. Waiting for a
+ * whole chain longer than the queue would deadlock: a writer straddling the queue's end cannot
+ * get room until the part before it is published.
+ */
 static void fa_publish_chain(struct lab_cpu *c, struct fa_state *st, uint32_t sprod, uint32_t eprod)
 {
 	uint32_t cur = sprod;
 
 	while (cur != eprod) {
-		uint32_t limit = eprod - cur > st->q.nents ? cur + st->q.nents : eprod;
-		uint32_t end = fa_valid_run(c, st, cur, limit);
+		uint32_t end = eprod;
+
+		/*
+		 * A chain that fits the queue goes out as upstream's: every gathered slot valid,
+		 * then one PROD write. A longer one goes out a valid run at a time.
+		 */
+		if (eprod - cur < st->q.nents)
+			llq_valid_range(c, &st->q, fa_pos(st, cur), fa_pos(st, eprod), false);
+		else
+			end = fa_valid_run(c, st, cur, cur + st->q.nents);
 
 		/* The valid bits were read relaxed: order the entries before PROD. */
 		lab_fence(LAB_ACQUIRE);
@@ -332,7 +348,7 @@ static const struct lab_counter fa_counters[] = {
 				 "CMD_SYNCs in owners' chains (the llq word's sync field)" },
 	[FA_CNT_PROD_WRITES] = { "prod_writes", LAB_COUNTER_EVENTS,
 				 "MMIO writes of PROD (above owner_chains: chains longer than "
-				 "the free space, published piecewise)" },
+				 "the queue, published a valid run at a time)" },
 	[FA_CNT_SYNCS_ISSUED] = { "syncs_issued", LAB_COUNTER_EVENTS,
 				  "CMD_SYNCs this plugin inserted" },
 	[FA_CNT_QUEUE_FULL_WAITS] = { "queue_full_waits", LAB_COUNTER_EVENTS,

@@ -5,11 +5,13 @@
  * 20200716101940.GA7036@willie-the-truck and its corrected "second attempt",
  * 20200716102814.GD7036@willie-the-truck, July 2020; restated in the v2 thread, Sept 2020: "the
  * basic idea is to fall back to a spinlock if the cmpxchg() fails. The queueing in the spinlock
- * implementation should avoid the contention"). Garry made it work (the draft never dropped the
- * lock after a CAS it won while holding it; fixed in lore
- * 37734fe9-8b67-3cf3-2925-2fee549cb45a@huawei.com) and measured it on a D06, DMA map+unmap per
- * CPU per second: 9.5K (v5.9-rc1) -> 15.5K at 64 CPUs, 5.2K -> 8.6K at 96, and a little below
- * mainline at 8 and 16 CPUs. Never merged.
+ * implementation should avoid the contention"). Will's drafts were build-tested only; the second
+ * hung Garry's machine at boot (lore 54b0c8b9-d079-f832-2338-11cf6b09fa00@huawei.com: the CAS
+ * success test was inverted, and a CAS won with the lock held left it held). Garry's working
+ * form and his D06 figures, DMA map+unmap per CPU per second, are in lore
+ * 37734fe9-8b67-3cf3-2925-2fee549cb45a@huawei.com: 9.5K (v5.9-rc1) -> 15.5K at 64 CPUs, 5.2K
+ * -> 8.6K at 96, and a little below mainline at 8 and 16 CPUs (281K against 295K, 131K
+ * against 157K). Never merged.
  *
  * A caller tries the mainline reservation CAS (cmpxchg's, llq.h) `tries` times (Will: once).
  * If every try fails it takes a lock and runs the CAS loop under it, so that at most one
