@@ -17,9 +17,11 @@
  * If every try fails it takes a lock and runs the CAS loop under it, so that at most one
  * loser at a time bounces the llq line while the others wait on the lock's own line, and
  * newcomers still take the lock-free path (Garry's objection: a newcomer's first CAS still
- * races the lock holder's). The lock is a ticket spinlock (the kernel's arm64 spinlock of the
- * time, FIFO but every waiter spins on one line) or a queued MCS lock (each waiter spins on its
- * own line, as qspinlock's slow path): `lock = ticket | mcs`. The queue-full wait happens inside
+ * races the lock holder's). The lock is `lock = mcs` (the default: arm64's spin_lock() has been
+ * the MCS-queued qspinlock since Will's c11090474d70, v4.18, so "the queueing in the spinlock"
+ * is MCS queueing; here a plain MCS lock, each waiter spinning on its own line, without
+ * qspinlock's pending-bit fast path) or `ticket` (the arm64 ticket lock before v4.18, every
+ * waiter on one line, for comparison). The queue-full wait happens inside
  * the CAS loop with the lock held (Will's draft dropped it around the wait; holding it keeps the
  * FIFO order and cannot deadlock, since the shadow cons is advanced by the exclusive trylock or
  * the last CMD_SYNC waiter, neither of which needs this lock). Everything after the
@@ -72,7 +74,7 @@ static int hy_init(const struct lab_cmdq_setup *s, void **state)
 	if (rc)
 		goto err_free;
 	st->tries = cfg && cfg->tries ? (uint32_t)cfg->tries : 1;
-	st->kind = cfg ? (enum hy_lock_kind)cfg->lock : HY_LOCK_TICKET;
+	st->kind = cfg ? (enum hy_lock_kind)cfg->lock : HY_LOCK_MCS;
 	if (st->kind == HY_LOCK_MCS) {
 		st->nodes = lab_alloc(s->host, sizeof(*st->nodes) * (s->ncpus ? s->ncpus : 1));
 		if (!st->nodes) {
@@ -192,9 +194,10 @@ static const struct lab_param hy_params[] = {
 	{
 		.key = "lock",
 		.type = LAB_PARAM_ENUM,
-		.def = "ticket",
+		.def = "mcs",
 		.choices = hy_lock_choices,
-		.help = "the fallback lock: ticket spinlock (one line) or MCS queued lock",
+		.help = "the fallback lock: MCS queued (arm64 qspinlock, v4.18+) or ticket (one "
+			"line)",
 		.offset = offsetof(struct hy_config, lock),
 	},
 };
