@@ -65,7 +65,8 @@ extern const size_t cli_n_commands;
 extern const struct cli_command cli_global;
 
 /* The option indexes of each command: cli_next_opt() returns them, the table is indexed by them. */
-enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_OPT_JOBS, RUN_N_OPTS };
+enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_OPT_JOBS, RUN_OPT_SHARD, RUN_N_OPTS };
+enum { MERGE_OPT_PARTIAL, MERGE_N_OPTS };
 enum { LIST_OPT_PARAMS, LIST_N_OPTS };
 enum { VERIFY_OPT_SET, VERIFY_N_OPTS };
 enum { PROBE_OPT_OUT, PROBE_OPT_CPUS, PROBE_OPT_ROUNDS, PROBE_OPT_MATRIX, PROBE_N_OPTS };
@@ -152,12 +153,22 @@ const char *cli_plot_dir(void);
 int cli_render_plots(const char *dir);
 
 /* The summary table of the run in dir (its trials.csv, repeats folded by results/aggregate):
- * one line per sweep point and plugin. 0, or -1 with the reason printed. */
+ * one line per sweep point and plugin, then the timer line unless clk is NULL (a report of
+ * a run done elsewhere). 0, or -1 with the reason printed. */
 struct scenario;
 struct lab_clock;
 int cli_print_summary(const char *dir, const struct scenario *s, const struct lab_clock *clk);
 
 void cli_print_diags(const struct diag_list *d, const char *prefix);
+
+/* The scenario of the run in dir (its scenario.ini), with the plugins loaded into reg as run
+ * loads them; NULL with the reason printed. */
+struct scenario *cli_load_run_scenario(const struct cli_common *c, const char *dir,
+				       struct plugin_registry *reg);
+
+/* dir/shard.txt (written by run --shard): 1 with its K/N and the sweep's total trials, 0 when
+ * dir holds none (not a shard), -errno when it is unreadable or damaged. */
+int cli_read_shard(const char *dir, unsigned *k, unsigned *n, size_t *total);
 
 int cmd_run(int argc, char **argv, struct cli_common *c);
 int cmd_list(int argc, char **argv, struct cli_common *c);
@@ -166,6 +177,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c);
 int cmd_probe(int argc, char **argv, struct cli_common *c);
 int cmd_calibrate(int argc, char **argv, struct cli_common *c);
 int cmd_compare(int argc, char **argv, struct cli_common *c);
+int cmd_merge(int argc, char **argv, struct cli_common *c);
+int cmd_report(int argc, char **argv, struct cli_common *c);
 int cmd_help(int argc, char **argv, struct cli_common *c);
 
 #endif /* IOMMULAB_CLI_H */

@@ -294,6 +294,40 @@ static int parse_jobs(const char *text, unsigned *jobs)
 	return 0;
 }
 
+/* --shard K/N: 0 <= K < N <= RUNNER_MAX_SHARDS, in decimal. */
+static int parse_shard(const char *text, unsigned *k, unsigned *n)
+{
+	char *end;
+
+	errno = 0;
+	unsigned long vk = strtoul(text, &end, 10);
+	if (errno || end == text || *end != '/' || text[0] == '-')
+		return -EINVAL;
+	const char *ns = end + 1;
+	unsigned long vn = strtoul(ns, &end, 10);
+	if (errno || end == ns || *end || ns[0] == '-' || vn < 1 || vn > RUNNER_MAX_SHARDS ||
+	    vk >= vn)
+		return -EINVAL;
+	*k = (unsigned)vk;
+	*n = (unsigned)vn;
+	return 0;
+}
+
+/*
+ * shard.txt: which shard this dir holds and of how many trials, so that `iommulab merge` can
+ * tell a complete set of shards from an incomplete one, and --resume runs the same shard.
+ */
+static int write_shard_file(const char *dir, const struct scenario *s, unsigned k, unsigned n)
+{
+	size_t total = runner_n_trials(s);
+	char text[256];
+
+	snprintf(text, sizeof(text),
+		 "shard: %u/%u\ntrials: %zu of %zu (trial i is in shard i mod %u)\n", k, n,
+		 runner_shard_trials(total, k, n), total, n);
+	return results_write_file(dir, "shard.txt", text);
+}
+
 static const struct lab_plugin *lookup(void *ctx, const char *name)
 {
 	const struct loaded_plugin *p = registry_find(ctx, name, NULL);
@@ -319,7 +353,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	char dir[4096], err[1024] = "";
 	struct cli_parser p;
 	int o, status = EXIT_USAGE;
-	unsigned jobs = 0; /* 0: the online CPUs */
+	unsigned jobs = 0;		  /* 0: the online CPUs */
+	unsigned shard = 0, n_shards = 0; /* 0: not sharded */
 
 	cli_parser_init(&p, c->cmd, argc, argv);
 	while ((o = cli_next_opt(&p)) >= 0) {
@@ -343,6 +378,15 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 				goto out;
 			}
 			break;
+		case RUN_OPT_SHARD:
+			if (parse_shard(optarg, &shard, &n_shards)) {
+				cli_usage_error(c->cmd,
+						"--shard wants K/N with 0 <= K < N <= %d (K "
+						"counts from 0, as $SLURM_ARRAY_TASK_ID), not '%s'",
+						RUNNER_MAX_SHARDS, optarg);
+				goto out;
+			}
+			break;
 		}
 	}
 	if (o == CLI_OPT_EXIT) {
@@ -362,6 +406,28 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 				"DIR/scenario.ini: give no scenario, --set or --out with it\n");
 			goto out;
 		}
+		unsigned rk = 0, rn = 0;
+		size_t rtotal;
+		if (cli_read_shard(resume, &rk, &rn, &rtotal) < 0) {
+			fprintf(stderr, "iommulab run: %s/shard.txt is damaged\n", resume);
+			goto out;
+		}
+		if (n_shards && (rk != shard || rn != n_shards)) {
+			if (rn)
+				fprintf(stderr,
+					"iommulab run: %s holds shard %u/%u, not --shard %u/%u: "
+					"leave --shard out, --resume takes it from "
+					"%s/shard.txt\n",
+					resume, rk, rn, shard, n_shards, resume);
+			else
+				fprintf(stderr,
+					"iommulab run: %s is a whole run, not a shard: leave "
+					"--shard out\n",
+					resume);
+			goto out;
+		}
+		shard = rk;
+		n_shards = rn;
 		snprintf(resume_ini, sizeof(resume_ini), "%s/scenario.ini", resume);
 		path = resume_ini;
 		out = resume;
@@ -412,8 +478,13 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	sigaction(SIGTERM, &sa, NULL);
 	if (!jobs)
 		jobs = native_online_cpus() ? native_online_cpus() : 1;
-	char par[160];
+	char par[256];
 	plan_jobs(s, jobs, par, sizeof(par));
+	if (n_shards) {
+		size_t len = strlen(par);
+		snprintf(par + len, sizeof(par) - len, "; shard %u/%u: %zu of them", shard,
+			 n_shards, runner_shard_trials(runner_n_trials(s), shard, n_shards));
+	}
 	double run_s = (double)runner_n_trials(s) *
 		       (double)(s->base.scenario.duration_ms + s->base.scenario.warmup_ms) / 1000.0;
 	if (runner_uses_sim(s)) {
@@ -435,7 +506,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			"workload is random (think_jitter = 0, or micro), so each of the %llu "
 			"repeats of a point gives the same numbers: set repeats = 1\n",
 			(unsigned long long)s->base.scenario.repeats);
-	if (!resume && (util_mkdir_p(dir) || write_run_files(dir, s, &clk))) {
+	if (!resume && (util_mkdir_p(dir) || write_run_files(dir, s, &clk) ||
+			(n_shards && write_shard_file(dir, s, shard, n_shards)))) {
 		fprintf(stderr, "iommulab: cannot write to %s: %s\n", dir, strerror(errno));
 		goto out;
 	}
@@ -444,7 +516,9 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 				   .arg = &table,
 				   .stop = &stop_requested,
 				   .resume = resume != NULL,
-				   .jobs = jobs };
+				   .jobs = jobs,
+				   .shard = shard,
+				   .n_shards = n_shards };
 	struct run_report rep;
 	int rc = runner_run(s, &opt, &rep, err, sizeof(err));
 	if (rc && rep.trials == rep.resumed) {

@@ -13,7 +13,7 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "run",
 	.fn = cmd_run,
-	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N]\n"
+	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N] [--shard K/N]\n"
 		 "run --resume RESULTS_DIR [-j N]",
 	.summary = "run every trial of a scenario; results, summary and graphs go to "
 		   "results/<name>-<time>/ (or DIR)",
@@ -22,6 +22,8 @@ const struct cli_command cli_commands[] = {
 		"the trials in progress and keeps the finished ones (twice: stop them now).\n"
 		"-j N runs up to N sim trials at once, each in its own process; a native\n"
 		"trial always runs alone. trials.csv is the same whatever N.\n"
+		"--shard K/N runs only trial i with i mod N = K (a job array's task, merged\n"
+		"back with `iommulab merge`).\n"
 		"--resume finishes an interrupted run without redoing its finished trials;\n"
 		"it refuses when RESULTS_DIR/scenario.ini or the plugins changed since.",
 	.opts =
@@ -42,6 +44,10 @@ const struct cli_command cli_commands[] = {
 				  "(default: the online CPUs); native trials never run next "
 				  "to another: each waits until nothing runs, and nothing "
 				  "starts while it runs"},
+		[RUN_OPT_SHARD] = {"shard", 0, "K/N",
+				   "run only the trials of shard K of N (0 <= K < N: trial i is "
+				   "in shard i mod N, so $SLURM_ARRAY_TASK_ID goes straight in); "
+				   "the shard and the total are written to shard.txt"},
 	    },
 	.n_opts = RUN_N_OPTS,
 	.exits =
@@ -51,6 +57,49 @@ const struct cli_command cli_commands[] = {
 				     "column of trials.csv)"},
 		{EXIT_USAGE, "bad input (command line, scenario or plugin: nothing was run)"},
 		{EXIT_INTERRUPTED, "interrupted (finished trials are kept)"},
+	    },
+    },
+    {
+	.name = "merge",
+	.fn = cmd_merge,
+	.usage = "merge OUT_DIR RESULTS_DIR... [--partial]",
+	.summary = "merge the shards of a sweep (run --shard K/N) into one results dir, as the "
+		   "unsharded run would have written it",
+	.help = "Check that every RESULTS_DIR ran the same resolved scenario (scenario.ini)\n"
+		"with the same plugin builds (plugins.txt, the iommulab version), take the\n"
+		"union of their trials.csv columns, order the rows by trial number as the\n"
+		"unsharded run does, and write OUT_DIR: trials.csv, summary.json, the graphs\n"
+		"and the summary table. A trial in two dirs is refused; a trial in none is an\n"
+		"error naming it unless --partial.",
+	.opts =
+	    {
+		[MERGE_OPT_PARTIAL] = {"partial", 0, NULL,
+				       "merge even when trials are missing (they are named "
+				       "in a warning; `run --resume OUT_DIR` runs them)"},
+	    },
+	.n_opts = MERGE_N_OPTS,
+	.exits =
+	    {
+		{EXIT_OK, "merged, every trial ok"},
+		{EXIT_TRIALS_FAILED, "merged; some trials failed (see the error column)"},
+		{EXIT_USAGE, "bad input (command line, a dir that is not a run, runs that "
+			     "differ, trials missing or in two dirs: nothing was written)"},
+	    },
+    },
+    {
+	.name = "report",
+	.fn = cmd_report,
+	.usage = "report RESULTS_DIR",
+	.summary = "print the summary table of a finished, merged or resumed run again",
+	.help = "Read RESULTS_DIR/scenario.ini and trials.csv and print the summary table\n"
+		"`iommulab run` printed at its end, and how many of the scenario's trials\n"
+		"the dir holds (a shard, an interrupted run).",
+	.n_opts = 0,
+	.exits =
+	    {
+		{EXIT_OK, "printed"},
+		{EXIT_USAGE, "bad input (command line, a missing or damaged scenario.ini or "
+			     "trials.csv)"},
 	    },
     },
     {

@@ -129,7 +129,9 @@ int cli_print_summary(const char *dir, const struct scenario *s, const struct la
 	for (size_t i = 0; i < groups.n; i++)
 		print_group(s, &k, &t, &groups.g[i], scratch);
 	print_harness(s, &k, &t, &groups, scratch);
-	printf("timer: %s, %.1f ns per read\n", clock_source_name(clk), clock_cost_ns(clk, 100000));
+	if (clk)
+		printf("timer: %s, %.1f ns per read\n", clock_source_name(clk),
+		       clock_cost_ns(clk, 100000));
 	rc = 0;
 out:
 	agg_groups_free(&groups);

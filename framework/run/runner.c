@@ -231,6 +231,7 @@ void runner_layout_free(struct results_layout *l)
 
 /* One trial of the sweep, in index order, and where it stands. */
 struct trial_slot {
+	uint32_t index; /* in the whole sweep (the same in every shard) */
 	uint32_t point, repeat;
 	uint32_t combo;
 	bool exclusive;		     /* its engine runs alone (engine_ops.exclusive) */
@@ -240,11 +241,14 @@ struct trial_slot {
 	struct trial_result *inproc; /* run in-process when no child could be started */
 };
 
-/* The trials of s in index order: point, then plugin combination, then repeat. */
+/*
+ * The trials of s in index order: point, then plugin combination, then repeat; of them, only
+ * shard k of n_shards.
+ */
 static struct trial_slot *trial_slots(const struct scenario *s, const struct scenario_point *points,
-				      size_t n_combos, size_t *n)
+				      size_t n_combos, unsigned k, unsigned n_shards, size_t *n)
 {
-	size_t cap = 0;
+	size_t cap = 0, index = 0;
 
 	for (size_t pt = 0; pt < scenario_n_points(s); pt++)
 		cap += n_combos * points[pt].cfg.scenario.repeats;
@@ -252,12 +256,16 @@ static struct trial_slot *trial_slots(const struct scenario *s, const struct sce
 	*n = 0;
 	for (size_t pt = 0; v && pt < scenario_n_points(s); pt++) {
 		const struct engine_ops *e = engine_find(points[pt].cfg.scenario.engine);
-		for (size_t k = 0; k < n_combos; k++)
-			for (uint64_t rp = 0; rp < points[pt].cfg.scenario.repeats; rp++)
-				v[(*n)++] = (struct trial_slot){ .point = (uint32_t)pt,
-								 .repeat = (uint32_t)rp,
-								 .combo = (uint32_t)k,
-								 .exclusive = e && e->exclusive };
+		for (size_t c = 0; c < n_combos; c++)
+			for (uint64_t rp = 0; rp < points[pt].cfg.scenario.repeats; rp++, index++)
+				if (runner_in_shard(index, k, n_shards))
+					v[(*n)++] =
+						(struct trial_slot){ .index = (uint32_t)index,
+								     .point = (uint32_t)pt,
+								     .repeat = (uint32_t)rp,
+								     .combo = (uint32_t)c,
+								     .exclusive =
+									     e && e->exclusive };
 	}
 	return v;
 }
@@ -338,7 +346,7 @@ static void start_trial(struct run_state *st, size_t i)
 	struct trial_result res;
 
 	memset(&res, 0, sizeof(res));
-	res.index = (uint32_t)i;
+	res.index = t->index;
 	res.point = t->point;
 	res.repeat = t->repeat;
 	res.plugin = cb->label;
@@ -517,7 +525,13 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 			goto free_points;
 		}
 	}
-	st.t = trial_slots(s, st.points, n_combos, &st.n);
+	if (opt->n_shards > 1 && opt->shard >= opt->n_shards) {
+		snprintf(err, err_len, "shard %u of %u does not exist (0 .. %u)", opt->shard,
+			 opt->n_shards, opt->n_shards - 1);
+		rc = -EINVAL;
+		goto free_points;
+	}
+	st.t = trial_slots(s, st.points, n_combos, opt->shard, opt->n_shards, &st.n);
 	if (!st.t) {
 		snprintf(err, err_len, "out of memory");
 		rc = -ENOMEM;

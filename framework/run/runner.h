@@ -6,6 +6,12 @@
  * whatever the number of jobs. A trial whose engine is exclusive (native) runs alone. A stop
  * request (Ctrl-C, *stop = 1) starts nothing more and lets the trials in flight end; *stop >= 2
  * stops those too. Everything finished is kept.
+ *
+ * Shards: trial i of the sweep (its index in point, plugin, repeat order, the trial column of
+ * trials.csv) belongs to shard i mod N. Round robin rather than contiguous blocks, because
+ * the cost of a trial grows along the sweep (cpus = 1 .. 96): blocks would give the last
+ * shard all the expensive trials. A shard's trials keep their index in the whole sweep, so
+ * the shards' rows merge back into the unsharded run's order (iommulab merge).
  */
 #ifndef IOMMULAB_RUNNER_H
 #define IOMMULAB_RUNNER_H
@@ -33,6 +39,8 @@ struct run_options {
 	/* Trials in flight at once, each in its child (0 is 1); an exclusive engine's trial
 	 * (native) still runs alone. */
 	unsigned jobs;
+	/* Run only the trials of shard `shard` of `n_shards` (0 or 1: all of them). */
+	unsigned shard, n_shards;
 };
 
 struct run_report {
@@ -52,6 +60,21 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 
 /* Total trials the scenario will run. */
 size_t runner_n_trials(const struct scenario *s);
+
+/* Largest N of --shard K/N (a job array is far smaller; this keeps K/N in 32 bits). */
+#define RUNNER_MAX_SHARDS 1000000
+
+/* Whether trial index i belongs to shard k of n (n 0 or 1: every trial does). */
+static inline bool runner_in_shard(size_t i, unsigned k, unsigned n)
+{
+	return n <= 1 || i % n == k;
+}
+
+/* How many of total trials shard k of n runs. */
+static inline size_t runner_shard_trials(size_t total, unsigned k, unsigned n)
+{
+	return n <= 1 ? total : k >= total ? 0 : (total - k + n - 1) / n;
+}
 
 /* Some point of the scenario runs on the sim engine (as its base, or swept). */
 bool runner_uses_sim(const struct scenario *s);
