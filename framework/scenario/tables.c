@@ -203,10 +203,10 @@ static const struct lab_param wl_dma_params[] = {
 	  "(iommu.strict=0); passthrough: no SMMU, dma-direct (direct_ns per map and unmap)"),
 	P(scenario_wl_dma, gather, LAB_PARAM_BOOL, "true", 0, 0, NULL,
 	  "strict: an unmap's invalidations share one CMD_SYNC (iommu_iotlb_gather); false: a "
-	  "TLBI + CMD_SYNC per page, as before the 2019 batching series"),
+	  "TLBI + CMD_SYNC per page, as if each page were unmapped on its own"),
 	P(scenario_wl_dma, range_inv, LAB_PARAM_BOOL, "false", 0, 0, NULL,
 	  "strict: range TLBIs (SMMUv3.2 RIL: up to 32 pages per command) instead of one per "
-	  "page; the hi1620 has none"),
+	  "page; the hi1620 predates them"),
 	P(scenario_wl_dma, fq, LAB_PARAM_ENUM, "percpu", 0, 0, dma_fq_choices,
 	  "lazy: a flush queue per CPU (256 entries, 10 ms) or one for the domain (single: "
 	  "32768 entries, 1000 ms)"),

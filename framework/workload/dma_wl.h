@@ -18,7 +18,7 @@
  *    Deacon's 2019 batching series, default) issues the unmap's invalidations and one
  *    CMD_SYNC: one TLBI_NH_VA per page, or with range_inv (SMMUv3.2 range invalidation) one
  *    range TLBI per 5-bit run of the page count, as __arm_smmu_tlb_inv_range splits it; no
- *    gather is the pre-series cost, a TLBI + CMD_SYNC per page;
+ *    gather is a TLBI + CMD_SYNC per page, as if each page were unmapped on its own;
  *  - lazy: the unmap clears its PTEs and queues its IOVA in the flush queue
  *    (flush_queue.h), which issues one TLBI_NH_ASID + CMD_SYNC per flush and only then frees
  *    the queued IOVAs through the IOVA policy;
