@@ -199,6 +199,8 @@ int runner_layout(const struct scenario *s, struct results_layout *l)
 		rc = add_name(&counters, &n_counters, host_iova_counters[k]);
 	if (w && w->harness_think_ns && !rc)
 		rc = add_name(&counters, &n_counters, "harness_ns");
+	for (size_t k = 0; w && k < WORKLOAD_MAX_COUNTERS && w->counter_names[k] && !rc; k++)
+		rc = add_name(&counters, &n_counters, w->counter_names[k]);
 	for (size_t e = 0; e < engine_count() && !rc; e++) {
 		const struct engine_ops *eng = engine_at(e);
 		for (size_t k = 0;

@@ -291,6 +291,12 @@ static void merge(struct trial *t, struct trial_result *res)
 			sum += host_env_cpu(t->env, i)->counters[k];
 		add_counter(res, t->counters[k].name, t->counters[k].kind, sum);
 	}
+	if (t->workload->counters) {
+		struct workload_counter wc[WORKLOAD_MAX_COUNTERS];
+		uint32_t n = t->workload->counters(t->wl, wc);
+		for (uint32_t k = 0; k < n; k++)
+			add_counter(res, wc[k].name, LAB_COUNTER_EVENTS, wc[k].total);
+	}
 	if (t->dev) {
 		struct smmu_stats st;
 		smmu_get_stats(t->dev, &st);
@@ -341,6 +347,8 @@ static void return_iovas(struct trial *t, struct trial_result *res)
 {
 	struct lab_cpu *c0 = host_env_cpu(t->env, 0);
 
+	if (t->wl && t->workload->drain)
+		t->workload->drain(t->wl, c0);
 	if (t->iwl)
 		iova_wl_drain(t->iwl, c0);
 	c0->counters += t->iova_counter_off;

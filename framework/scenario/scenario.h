@@ -97,6 +97,15 @@ struct scenario_wl_dma {
 	uint64_t depth;	      /* irq: I/Os in flight per job */
 	uint64_t irq_ns;      /* irq: completion work besides the unmap */
 	double trans_jitter;  /* irq: trans_ns varies uniformly by this fraction */
+
+	/* The invalidation mode (enum dma_mode: strict | lazy | passthrough) and its keys. */
+	int mode;
+	bool gather;		/* strict: one CMD_SYNC per unmap, not per page */
+	bool range_inv;		/* strict: range TLBIs */
+	int fq;			/* lazy: 0 percpu, 1 single */
+	uint64_t fq_size;	/* lazy: entries per ring (0: the variant's) */
+	uint64_t fq_timeout_ms; /* lazy: the timer (0: the variant's) */
+	uint64_t direct_ns;	/* passthrough: dma-direct's map or unmap */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */

@@ -161,6 +161,8 @@ static const struct lab_param wl_iova_params[] = {
 };
 
 static const char *const dma_pattern_choices[] = { "single", "ways", "irq", NULL };
+static const char *const dma_mode_choices[] = { "strict", "lazy", "passthrough", NULL };
+static const char *const dma_fq_choices[] = { "percpu", "single", NULL };
 
 static const struct lab_param wl_dma_params[] = {
 	P(scenario_wl_dma, pages, LAB_PARAM_UINT, "1", 1, 1024, NULL,
@@ -195,6 +197,26 @@ static const struct lab_param wl_dma_params[] = {
 	  "blk_mq_complete_request)"),
 	P(scenario_wl_dma, trans_jitter, LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL,
 	  "irq: each I/O's trans_ns drawn uniformly from trans_ns x [1 - j, 1 + j], seeded"),
+	P(scenario_wl_dma, mode, LAB_PARAM_ENUM, "strict", 0, 0, dma_mode_choices,
+	  "strict: each unmap invalidates (TLBI + CMD_SYNC) before it returns; lazy: unmapped "
+	  "IOVAs wait in a flush queue for one TLBI_NH_ASID + CMD_SYNC, then are freed "
+	  "(iommu.strict=0); passthrough: no SMMU, dma-direct (direct_ns per map and unmap)"),
+	P(scenario_wl_dma, gather, LAB_PARAM_BOOL, "true", 0, 0, NULL,
+	  "strict: an unmap's invalidations share one CMD_SYNC (iommu_iotlb_gather); false: a "
+	  "TLBI + CMD_SYNC per page, as if each page were unmapped on its own"),
+	P(scenario_wl_dma, range_inv, LAB_PARAM_BOOL, "false", 0, 0, NULL,
+	  "strict: range TLBIs (SMMUv3.2 RIL: up to 32 pages per command) instead of one per "
+	  "page; the hi1620 predates them"),
+	P(scenario_wl_dma, fq, LAB_PARAM_ENUM, "percpu", 0, 0, dma_fq_choices,
+	  "lazy: a flush queue per CPU (256 entries, 10 ms) or one for the domain (single: "
+	  "32768 entries, 1000 ms)"),
+	P(scenario_wl_dma, fq_size, LAB_PARAM_UINT, "0", 0, 1048576, NULL,
+	  "lazy: entries per flush queue ring; a full ring flushes (0: 256, single 32768)"),
+	P(scenario_wl_dma, fq_timeout_ms, LAB_PARAM_UINT, "0", 0, 100000, NULL,
+	  "lazy: a flush this long after the first unmap queued since the last timeout flush "
+	  "(0: 10, single 1000)"),
+	P(scenario_wl_dma, direct_ns, LAB_PARAM_UINT, "20", 0, NS_MAX, NULL,
+	  "passthrough: dma-direct's map or unmap (phys_to_dma and the mask check)"),
 };
 
 static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };
@@ -407,7 +429,7 @@ static const struct scenario_section sections[] = {
 	SECTION("workload.iova", wl_iova, wl_iova_params,
 		"the iova workload: who allocates, who frees"),
 	SECTION("workload.dma", wl_dma, wl_dma_params,
-		"the dma workload: map + unmap in strict mode"),
+		"the dma workload: map + unmap, strict, lazy or passthrough"),
 	SECTION("machine", machine, machine_params, "the simulated machine (engine = sim)"),
 	SECTION("faults", faults, faults_params,
 		"fault injection: failing allocations, late or "

@@ -12,6 +12,22 @@
  * NVMe: submitting CPUs map, each mapping's I/O completes trans_ns later and the IRQ CPU of
  * the submitter's hardware queue unmaps it, after irq_ns of completion work; the queues and
  * jobs are the iova workload's irq pattern, iova_wl.h; an op is one map or one unmap).
+ *
+ * Three invalidation modes (mode):
+ *  - strict: each unmap invalidates before it returns. gather (the iommu_iotlb_gather of Will
+ *    Deacon's 2019 batching series, default) issues the unmap's invalidations and one
+ *    CMD_SYNC: one TLBI_NH_VA per page, or with range_inv (SMMUv3.2 range invalidation) one
+ *    range TLBI per 5-bit run of the page count, as __arm_smmu_tlb_inv_range splits it; no
+ *    gather is a TLBI + CMD_SYNC per page, as if each page were unmapped on its own;
+ *  - lazy: the unmap clears its PTEs and queues its IOVA in the flush queue
+ *    (flush_queue.h), which issues one TLBI_NH_ASID + CMD_SYNC per flush and only then frees
+ *    the queued IOVAs through the IOVA policy;
+ *  - passthrough: no translation (the "no SMMU" column): map and unmap are dma-direct's
+ *    bookkeeping, direct_ns each; no IOVA, no command.
+ * The cmdq and IOVA plugins are called the same way in every mode. Counters (measured time
+ * only): unmaps, the CMD_SYNCs and invalidation commands the workload issued, flushes by
+ * trigger, IOVAs deferred, and where the CPU time went (in issue(), in the IOVA policy, in
+ * page-table or dma-direct work).
  */
 #ifndef IOMMULAB_DMA_WL_H
 #define IOMMULAB_DMA_WL_H
@@ -25,18 +41,26 @@
 #include "workload/iova_wl.h"
 
 struct dma_wl_params {
-	uint32_t pages;	      /* granule: pages per mapping */
-	uint64_t pt_map_ns;   /* writing the PTEs */
-	uint64_t pt_unmap_ns; /* clearing them */
-	uint64_t trans_ns;    /* the device's transfer between map and unmap (dma_trans_ns) */
-	int pattern;	      /* enum dma_pattern */
-	uint32_t batch;	      /* ways: maps (then unmaps) per loop */
-	uint64_t think_ns;    /* ways: work after each map (the harness's memcpy); irq: the
-			       * submission's work after its map */
-	uint64_t irq_ns;      /* irq: the completion's work besides the unmap */
+	uint32_t pages;		/* granule: pages per mapping */
+	uint64_t pt_map_ns;	/* writing the PTEs */
+	uint64_t pt_unmap_ns;	/* clearing them */
+	uint64_t trans_ns;	/* the device's transfer between map and unmap (dma_trans_ns) */
+	int pattern;		/* enum dma_pattern */
+	uint32_t batch;		/* ways: maps (then unmaps) per loop */
+	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy); irq: the
+				 * submission's work after its map */
+	uint64_t irq_ns;	/* irq: the completion's work besides the unmap */
+	int mode;		/* enum dma_mode */
+	bool gather;		/* strict: one CMD_SYNC per unmap (else one per page) */
+	bool range_inv;		/* strict: range TLBIs (SMMUv3.2) instead of one per page */
+	bool fq_single;		/* lazy: one flush queue for the domain, not one per CPU */
+	uint32_t fq_size;	/* lazy: entries per ring */
+	uint64_t fq_timeout_ns; /* lazy: the timer */
+	uint64_t direct_ns;	/* passthrough: dma-direct's map or unmap */
 };
 
 enum dma_pattern { DMA_PATTERN_SINGLE = 0, DMA_PATTERN_WAYS, DMA_PATTERN_IRQ };
+enum dma_mode { DMA_MODE_STRICT = 0, DMA_MODE_LAZY, DMA_MODE_PASSTHROUGH };
 
 struct dma_wl;
 
@@ -48,5 +72,24 @@ void dma_wl_free(struct dma_wl *wl);
 int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
 
 const char *dma_wl_error(const struct dma_wl *wl);
+
+/* Teardown, on c once no CPU runs: the flush queue's IOVAs back to the policy, and in
+ * passthrough the irq queues' mappings (which hold no IOVA) dropped. */
+void dma_wl_drain(struct dma_wl *wl, struct lab_cpu *c);
+
+/* The workload's counters over the measured time, in this order (dma_wl.c's enum). */
+#define DMA_WL_COUNTER_NAMES                                                                       \
+	"dma_unmaps", "dma_syncs", "dma_tlbis", "fq_flush_full", "fq_flush_timeout",               \
+		"fq_deferred", "dma_inv_ns", "dma_iova_ns", "dma_pt_ns"
+
+/* ... at most max of them; returns how many. */
+struct dma_wl_counter {
+	const char *name;
+	uint64_t total;
+};
+uint32_t dma_wl_counters(const struct dma_wl *wl, struct dma_wl_counter *out, uint32_t max);
+
+/* The flush queue (lazy mode), or NULL. */
+struct flush_queue *dma_wl_fq(const struct dma_wl *wl);
 
 #endif /* IOMMULAB_DMA_WL_H */

@@ -464,6 +464,15 @@ void iova_wl_drain(struct iova_wl *wl, struct lab_cpu *c)
 			iova_wl_free_range(wl, c, rg.pfn, rg.size);
 }
 
+void iova_wl_discard(struct iova_wl *wl)
+{
+	struct range rg;
+
+	for (uint32_t i = 0; i < wl->ncpus; i++)
+		while (pop(wl, i, false, &rg))
+			;
+}
+
 uint64_t iova_wl_failures(const struct iova_wl *wl)
 {
 	return __atomic_load_n(&wl->failures, __ATOMIC_RELAXED);

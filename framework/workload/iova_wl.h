@@ -64,6 +64,10 @@ int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 /* After the run, on one thread: free every outstanding range through the plugin. */
 void iova_wl_drain(struct iova_wl *wl, struct lab_cpu *c);
 
+/* After the run: drop every outstanding range without freeing it (the dma workload's
+ * passthrough mappings, which hold no IOVA). */
+void iova_wl_discard(struct iova_wl *wl);
+
 /* Allocations that returned 0 (no space even after flushing). */
 uint64_t iova_wl_failures(const struct iova_wl *wl);
 

@@ -6,6 +6,7 @@
 
 #include "workload/cmdq_wl.h"
 #include "workload/dma_wl.h"
+#include "workload/flush_queue.h"
 #include "workload/micro_wl.h"
 
 /* ---- cmdq ---------------------------------------------------------------------------------- */
@@ -60,14 +61,42 @@ static void *dma_make(const struct workload_env *e)
 		.batch = (uint32_t)w->batch,
 		.think_ns = w->think_ns,
 		.irq_ns = w->irq_ns,
+		.mode = w->mode,
+		.gather = w->gather,
+		.range_inv = w->range_inv,
+		.fq_single = w->fq == 1,
+		.fq_size = (uint32_t)w->fq_size,
+		.fq_timeout_ns = w->fq_timeout_ms * 1000000u,
+		.direct_ns = w->direct_ns,
 	};
 
+	/* dma-iommu.c's two variants: per CPU 256 entries and 10 ms, single 32768 and 1 s. */
+	if (!p.fq_size)
+		p.fq_size = p.fq_single ? FQ_SINGLE_SIZE : FQ_PERCPU_SIZE;
+	if (!p.fq_timeout_ns)
+		p.fq_timeout_ns =
+			(p.fq_single ? FQ_SINGLE_TIMEOUT_MS : FQ_PERCPU_TIMEOUT_MS) * 1000000ull;
 	return dma_wl_new(e->cmdq, e->cmdq_state, e->iova, e->ncpus, &p);
 }
 
 static void dma_destroy(void *wl)
 {
 	dma_wl_free(wl);
+}
+
+static void dma_drain(void *wl, struct lab_cpu *c)
+{
+	dma_wl_drain(wl, c);
+}
+
+static uint32_t dma_counters(void *wl, struct workload_counter *out)
+{
+	struct dma_wl_counter k[WORKLOAD_MAX_COUNTERS];
+	uint32_t n = dma_wl_counters(wl, k, WORKLOAD_MAX_COUNTERS);
+
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = (struct workload_counter){ k[i].name, k[i].total };
+	return n;
 }
 
 static const char *dma_error(void *wl, bool hung)
@@ -155,6 +184,9 @@ static const struct workload_ops workloads[] = {
 		.op = dma_wl_op,
 		.error = dma_error,
 		.iova_params = dma_iova_params,
+		.drain = dma_drain,
+		.counters = dma_counters,
+		.counter_names = { DMA_WL_COUNTER_NAMES },
 	},
 	{
 		.kind = WORKLOAD_MICRO,

@@ -37,6 +37,14 @@ struct workload_env {
 	struct iova_wl *iova; /* WORKLOAD_NEEDS_IOVA: owned by the runner */
 };
 
+/* One of a workload's own counters (events over the measured time). */
+struct workload_counter {
+	const char *name;
+	uint64_t total;
+};
+
+#define WORKLOAD_MAX_COUNTERS 16
+
 struct workload_ops {
 	enum workload_kind kind;
 	const char *name;
@@ -62,6 +70,13 @@ struct workload_ops {
 	bool (*uses_seed)(const struct scenario_cfg *cfg);
 	/* The IOVA half's parameters where they are not [workload.iova]'s own; may be NULL. */
 	void (*iova_params)(const struct scenario_cfg *cfg, struct iova_wl_params *p);
+	/* Teardown, on c once no CPU runs and before the IOVA half drains: give back what the
+	 * workload still holds (the dma workload's flush queue). May be NULL. */
+	void (*drain)(void *wl, struct lab_cpu *c);
+	/* Its own counters, at most WORKLOAD_MAX_COUNTERS, in the order of counter_names (the
+	 * results' columns); returns how many. May be NULL. */
+	uint32_t (*counters)(void *wl, struct workload_counter *out);
+	const char *counter_names[WORKLOAD_MAX_COUNTERS];
 };
 
 /* The workload a scenario names, or NULL. */
