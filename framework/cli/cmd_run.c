@@ -320,6 +320,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	struct cli_parser p;
 	int o, status = EXIT_USAGE;
 	unsigned jobs = 0; /* 0: the online CPUs */
+	unsigned plot_flags = 0;
 
 	cli_parser_init(&p, c->cmd, argc, argv);
 	while ((o = cli_next_opt(&p)) >= 0) {
@@ -342,6 +343,10 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 						ISOLATE_MAX_JOBS, optarg);
 				goto out;
 			}
+			break;
+		case RUN_OPT_PLOTS:
+			if (cli_plots_flags(c->cmd, optarg, &plot_flags))
+				goto out;
 			break;
 		}
 	}
@@ -455,8 +460,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
 			rep.resumed, rep.trials - rep.resumed);
 	cli_print_summary(dir, s, &clk);
-	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
-	cli_render_plots(dir);
+	printf("\nresults: %s/ (trials.csv, summary.json, report.html)\n", dir);
+	cli_render_plots(dir, plot_flags);
 	if (rep.interrupted) {
 		fprintf(stderr,
 			"iommulab: interrupted after %zu trials; they are in %s/trials.csv\n",
