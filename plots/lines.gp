@@ -4,7 +4,7 @@
 #   DATA      blocks separated by two blank lines; columns: x mean ci_low ci_high "xtic"
 #   LABELS    the key title of each block, in order, separated by "|"
 #   FLAGS     words: png | svg (the terminal); logx logy (log scales); si (SI-prefixed tics
-#             on a log y axis: only for values of 1 and more, so no "500m"); points (a single
+#             on a log y axis, "2M": only when no value is between 0 and 1, so no "500m"); points (a single
 #             x: bars without lines); datatics (x tics at the data, labelled from column 5);
 #             catx (x is an ordinal of categories: pad half a step each side)
 #   STYLES    four numbers per block: linetype (the plugin's colour, style.gp), pointtype,

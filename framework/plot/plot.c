@@ -161,6 +161,8 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	if (!ci || !vals || !have_line || !dat)
 		goto out;
 
+	double ypos = INFINITY; /* the smallest value above zero */
+
 	for (size_t l = 0; l < c->n_lines; l++)
 		for (size_t k = 0; k < n_series; k++)
 			for (size_t x = 0; x < c->n_x; x++) {
@@ -171,6 +173,8 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 				have_line[l] = any = true;
 				ymin = fmin(ymin, m->mean);
 				ymax = fmax(ymax, m->mean);
+				if (m->mean > 0)
+					ypos = fmin(ypos, m->mean);
 			}
 	if (!any) {
 		ret = 0; /* nothing measured: no graph rather than an empty one */
@@ -179,10 +183,16 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	for (size_t i = 0; i < n_refs; i++) {
 		ymin = fmin(ymin, refs[i].y);
 		ymax = fmax(ymax, refs[i].y);
+		ypos = fmin(ypos, refs[i].y);
 	}
 
-	/* A zero (or less) has no place on a log axis: such a graph stays linear. */
-	bool logy = ymin > 0 && isfinite(ymin) && ymax / ymin > 20;
+	/*
+	 * A zero has no place on a log axis. A counter with zeros stays linear (its zeros are
+	 * the finding). Latency and ops/s span decades (a linear axis would flatten all but the
+	 * worst line), and their zeros are a plugin that does nothing there (null): those stay
+	 * log, and the key says which lines are off it.
+	 */
+	bool logy = isfinite(ypos) && ymax / ypos > 20 && (si || ymin > 0);
 	bool logx = !points && c->x_numeric && c->x_num[0] > 0 &&
 		    c->x_num[c->n_x - 1] / c->x_num[0] > 16;
 
@@ -221,6 +231,16 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 				fprintf(lf, " (same as %s)", c->lines[l2]);
 				break;
 			}
+			bool zero = false, drawn = false;
+
+			for (size_t x = 0; x < c->n_x; x++) {
+				zero |= mk[x].n && mk[x].mean <= 0;
+				drawn |= mk[x].n && mk[x].mean > 0;
+			}
+			if (logy && zero)
+				fputs(drawn ? " (zeros off the log axis)"
+					    : " (zero: off the log axis)",
+				      lf);
 			plot_style_of(c->line_plugin[l], c->line_variant[l], k == 1, &st);
 			fprintf(sf, "%s%d %d %d 1.2", written > 1 ? " " : "", st.lt, st.pt, st.dt);
 			bool rows = false;
@@ -282,9 +302,9 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 	}
 	f = NULL;
 
-	/* k/M/G tics only where every value is 1 or more: a per-op 0.5 must not read "500m". */
+	/* k/M/G tics only where every value is 0 or 1 and more: a 0.5 must not read "500m". */
 	snprintf(flags, sizeof(flags), "%s%s%s%s%s%s", logx ? "logx " : "", logy ? "logy " : "",
-		 si && ymin >= 1 ? "si " : "", points ? "points catx " : "",
+		 si && ypos >= 1 ? "si " : "", points ? "points catx " : "",
 		 !points && !c->x_numeric ? "catx " : "",
 		 !points && c->n_x <= 12 ? "datatics" : "");
 	if (points)
