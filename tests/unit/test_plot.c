@@ -77,6 +77,8 @@ static const char *const counters[] = { "cas_attempts", "magazines_held", "alway
 
 /* write_run: both plugins get the first one's numbers (identical series). */
 static bool same_numbers;
+/* write_run: the first plugin's p50 is 0 ns (as the null plugin's is). */
+static bool zero_p50;
 
 /* Two plugins over x = xs[0..n_x), `repeats` repeats each, plausible and distinct numbers. */
 static void write_run(const char *const *axes, size_t n_axes, const char *const *xs, size_t n_x,
@@ -128,7 +130,9 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 					.mean = 950,
 					.stddev = 80,
 					.min = 700,
-					.p50 = (uint64_t)((p ? 900 * cpus : 880) + 10 * rep),
+					.p50 = zero_p50 && !p ? 0
+							      : (uint64_t)((p ? 900 * cpus : 880) +
+									   10 * rep),
 					.p90 = 1200,
 					.p99 = (uint64_t)(p ? 3000 * cpus : 2000),
 					.p999 = 9000,
@@ -570,5 +574,26 @@ Test(plot, no_device_ceiling_when_a_device_key_is_swept, .timeout = 60)
 
 	cr_assert_null(strstr(dat, "device max"), "%s", dat);
 	free(dat);
+	plot_report_free(&rep);
+}
+
+Test(plot, latency_with_a_zero_stays_log_and_says_so, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "";
+
+	static const char *const x164[] = { "1", "64" };
+
+	zero_p50 = true;
+	write_run(axis_cpus, 1, x164, 2, 1);
+	zero_p50 = false;
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", 0, &rep, err,
+				  sizeof(err)),
+		     0, "%s", err);
+	char *gp = plots_file("latency-op.gp");
+
+	cr_assert_not_null(strstr(gp, "logy"), "900 to 192000 ns, and a zero:\n%s", gp);
+	cr_assert_not_null(strstr(gp, "'cmpxchg p50 (zero: off the log axis)|"), "%s", gp);
+	free(gp);
 	plot_report_free(&rep);
 }
