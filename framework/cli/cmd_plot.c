@@ -3,6 +3,7 @@
  * iommulab plot -- re-render the graphs and report.html of an earlier run from its
  * trials.csv; cli_render_plots is also what `run` calls at its end.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,14 +29,13 @@ int cli_render_plots(const char *dir, unsigned plot_flags)
 {
 	struct plot_report rep = { 0 };
 	char err[512] = "";
+	int status = EXIT_OK;
 	int rc = plot_results(dir, cli_plot_dir(), NULL, plot_flags, &rep, err, sizeof(err));
 
 	if (rc) {
 		fprintf(stderr, "iommulab: plot: %s\n", err);
-		plot_report_free(&rep);
-		return EXIT_USAGE;
-	}
-	if (rep.rendered) {
+		status = EXIT_USAGE;
+	} else if (rep.rendered) {
 		printf("graphs:\n");
 		for (size_t i = 0; i < rep.n_written; i++)
 			printf("  %s\n", rep.written[i]);
@@ -45,14 +45,19 @@ int cli_render_plots(const char *dir, unsigned plot_flags)
 	} else if (rep.note[0]) {
 		fprintf(stderr, "iommulab: %s\n", rep.note);
 	}
-	rc = report_html_write(dir, &rep, err, sizeof(err));
-	plot_report_free(&rep);
-	if (rc) {
-		fprintf(stderr, "iommulab: report: %s\n", err);
-		return EXIT_USAGE;
+	/* The page even when a graph failed: the summary and the reasons are still worth it.
+	 * Not from a missing or damaged trials.csv, whose error was just printed. */
+	if (rc != -EINVAL && !(rc == -ENOENT && strstr(err, "trials.csv"))) {
+		rc = report_html_write(dir, &rep, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "iommulab: report: %s\n", err);
+			status = EXIT_USAGE;
+		} else {
+			printf("report: %s/report.html\n", dir);
+		}
 	}
-	printf("report: %s/report.html\n", dir);
-	return EXIT_OK;
+	plot_report_free(&rep);
+	return status;
 }
 
 int cmd_plot(int argc, char **argv, struct cli_common *c)
