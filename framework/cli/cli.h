@@ -65,8 +65,9 @@ extern const size_t cli_n_commands;
 extern const struct cli_command cli_global;
 
 /* The option indexes of each command: cli_next_opt() returns them, the table is indexed by them. */
-enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_OPT_JOBS, RUN_OPT_SHARD, RUN_N_OPTS };
+enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_OPT_JOBS, RUN_OPT_SHARD, RUN_OPT_PLOTS, RUN_N_OPTS };
 enum { MERGE_OPT_PARTIAL, MERGE_N_OPTS };
+enum { PLOT_OPT_PLOTS, PLOT_N_OPTS };
 enum { LIST_OPT_PARAMS, LIST_N_OPTS };
 enum { VERIFY_OPT_SET, VERIFY_N_OPTS };
 enum { PROBE_OPT_OUT, PROBE_OPT_CPUS, PROBE_OPT_ROUNDS, PROBE_OPT_MATRIX, PROBE_N_OPTS };
@@ -149,8 +150,11 @@ void cli_load_plugins(const struct cli_common *c, struct plugin_registry *r,
  * tree's. */
 const char *cli_plot_dir(void);
 
-/* Render the graphs of a results dir and print where they are. 0 or an exit status. */
-int cli_render_plots(const char *dir);
+/* Render the graphs of a results dir (PLOT_ALL: every counter too), write its report.html
+ * and print where they are (cmd_plot.c). 0 or an exit status. */
+int cli_render_plots(const char *dir, unsigned plot_flags);
+/* --plots default|all as PLOT_ALL, or -1 (printed) for anything else. */
+int cli_plots_flags(const struct cli_command *cmd, const char *arg, unsigned *flags);
 
 /* The summary table of the run in dir (its trials.csv, repeats folded by results/aggregate):
  * one line per sweep point and plugin, then the timer line unless clk is NULL (a report of

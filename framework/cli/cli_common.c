@@ -331,24 +331,3 @@ const char *cli_plot_dir(void)
 		return LAB_PLOT_INSTALL_DIR;
 	return LAB_PLOT_SOURCE_DIR;
 }
-
-int cli_render_plots(const char *dir)
-{
-	struct plot_report rep = { 0 };
-	char err[512] = "";
-	int rc = plot_results(dir, cli_plot_dir(), NULL, &rep, err, sizeof(err));
-
-	if (rc) {
-		fprintf(stderr, "iommulab: plot: %s\n", err);
-		return EXIT_USAGE;
-	}
-	if (rep.rendered) {
-		printf("graphs:\n");
-		for (size_t i = 0; i < rep.n_written; i++)
-			printf("  %s\n", rep.written[i]);
-	} else {
-		fprintf(stderr, "iommulab: %s\n", rep.note);
-	}
-	plot_report_free(&rep);
-	return EXIT_OK;
-}

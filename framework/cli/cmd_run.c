@@ -355,6 +355,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	int o, status = EXIT_USAGE;
 	unsigned jobs = 0;		  /* 0: the online CPUs */
 	unsigned shard = 0, n_shards = 0; /* 0: not sharded */
+	unsigned plot_flags = 0;
 
 	cli_parser_init(&p, c->cmd, argc, argv);
 	while ((o = cli_next_opt(&p)) >= 0) {
@@ -386,6 +387,10 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 						RUNNER_MAX_SHARDS, optarg);
 				goto out;
 			}
+			break;
+		case RUN_OPT_PLOTS:
+			if (cli_plots_flags(c->cmd, optarg, &plot_flags))
+				goto out;
 			break;
 		}
 	}
@@ -529,8 +534,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
 			rep.resumed, rep.trials - rep.resumed);
 	cli_print_summary(dir, s, &clk);
-	printf("\nresults: %s/ (trials.csv, summary.json)\n", dir);
-	cli_render_plots(dir);
+	printf("\nresults: %s/ (trials.csv, summary.json, report.html)\n", dir);
+	cli_render_plots(dir, plot_flags);
 	if (rep.interrupted) {
 		fprintf(stderr,
 			"iommulab: interrupted after %zu trials; they are in %s/trials.csv\n",

@@ -13,7 +13,7 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "run",
 	.fn = cmd_run,
-	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N] [--shard K/N]\n"
+	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N] [--shard K/N] [--plots all]\n"
 		 "run --resume RESULTS_DIR [-j N]",
 	.summary = "run every trial of a scenario; results, summary and graphs go to "
 		   "results/<name>-<time>/ (or DIR)",
@@ -48,6 +48,9 @@ const struct cli_command cli_commands[] = {
 				   "run only the trials of shard K of N (0 <= K < N: trial i is "
 				   "in shard i mod N, so $SLURM_ARRAY_TASK_ID goes straight in); "
 				   "the shard and the total are written to shard.txt"},
+		[RUN_OPT_PLOTS] = {"plots", 0, "default|all",
+				   "which graphs to draw: default (latency, throughput, "
+				   "phases) or all (a graph per counter too)"},
 	    },
 	.n_opts = RUN_N_OPTS,
 	.exits =
@@ -127,12 +130,19 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "plot",
 	.fn = cmd_plot,
-	.usage = "plot RESULTS_DIR",
-	.summary = "render the graphs of an earlier run again from its trials.csv",
+	.usage = "plot RESULTS_DIR [--plots all]",
+	.summary = "render the graphs and report.html of an earlier run again from its "
+		   "trials.csv",
 	.help = "Render RESULTS_DIR/plots/ again from RESULTS_DIR/trials.csv (gnuplot; without\n"
 		"it the .dat and .gp files are written and the command says how to render\n"
-		"them).",
-	.n_opts = 0,
+		"them), and write RESULTS_DIR/report.html.",
+	.opts =
+	    {
+		[PLOT_OPT_PLOTS] = {"plots", 0, "default|all",
+				    "which graphs to draw: default (latency, throughput, "
+				    "phases) or all (a graph per counter too)"},
+	    },
+	.n_opts = PLOT_N_OPTS,
 	.exits =
 	    {
 		{EXIT_OK, "rendered (or written for rendering later)"},

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plot_gnuplot -- the gnuplot side of plotting: finding the program, running it without a
- * shell under a time limit, writing each graph's .gp wrapper and copying the templates.
+ * shell under a time limit, writing each graph's .gp wrapper, drawing every graph of a run
+ * with one gnuplot process, and copying the templates.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +21,10 @@
 
 extern char **environ;
 
-/* A gnuplot render of one graph is well under a second; a hung one must not hang the run. */
+/* A render of a run's graphs takes seconds at most; a hung gnuplot must not hang the run. */
 #define GNUPLOT_TIMEOUT_MS 60000
 
-static const char *const template_names[] = { "style.gp", "lines.gp", "phases.gp" };
+static const char *const template_names[] = { "style.gp", "lines.gp", "stacked.gp" };
 
 /* ---- gnuplot ---- */
 
@@ -110,27 +111,47 @@ static void gp_quote(FILE *f, const char *s)
 	fputc('\'', f);
 }
 
-#define N_TEMPLATE_ARGS 7 /* TITLE SUBTITLE XLABEL YLABEL LABELS FLAGS, after DATA OUT */
+/* The calls that draw graph `name` on both terminals, as render-all.gp and NAME.gp hold them. */
+static void write_calls(FILE *f, const char *name, const char *template, const char *const args[7])
+{
+	static const char *const ext[2] = { "png", "svg" };
+
+	for (int k = 0; k < 2; k++) {
+		char *flags = util_asprintf("%s %s", args[5], ext[k]);
+
+		fprintf(f, "call _d.'%s' _d.'%s.dat' _d.'%s.%s'", template, name, name, ext[k]);
+		for (int a = 0; a < 7; a++) {
+			fputc(' ', f);
+			gp_quote(f, a == 5 ? (flags ? flags : ext[k]) : args[a]);
+		}
+		fputc('\n', f);
+		free(flags);
+	}
+}
+
+/* Sets _d to the directory of the script being run, so it renders wherever it was moved. */
+static void write_prologue(FILE *f)
+{
+	fputs("_d = \"\"\n_p = ARG0\n", f);
+	fputs("while (strstrt(_p, \"/\") > 0) { _i = strstrt(_p, \"/\"); "
+	      "_d = _d . _p[1:_i]; _p = _p[_i+1:] }\n",
+	      f);
+}
 
 /*
  * Write DIR/plots/<name>.gp (re-renders from the copies of the templates next to it, wherever
- * the directory is moved) and, if gnuplot is here, render <name>.png and <name>.svg.
+ * the directory is moved) and queue the graph for plot_render_all: starting gnuplot once per
+ * graph and terminal was most of a short run's time (40 processes for a cmdq sweep).
  */
 int plot_render(struct plot_ctx *c, const char *name, const char *template,
-		const char *const args[6])
+		const char *const args[7])
 {
 	char *gp = util_asprintf("%s/%s.gp", c->plots_dir, name);
-	char *dat = util_asprintf("%s/%s.dat", c->plots_dir, name);
-	char *tpl = util_asprintf("%s/%s", c->template_dir, template);
-	char *out[2] = { util_asprintf("%s/%s.png", c->plots_dir, name),
-			 util_asprintf("%s/%s.svg", c->plots_dir, name) };
-	static const char *const ext[2] = { "png", "svg" };
 	FILE *f = NULL;
 	int ret = -ENOMEM;
 
-	if (!gp || !dat || !tpl || !out[0] || !out[1])
+	if (!gp)
 		goto out;
-
 	f = fopen(gp, "w");
 	if (!f) {
 		ret = plot_set_err(c, -errno, "%s: %s", gp, strerror(errno));
@@ -139,18 +160,8 @@ int plot_render(struct plot_ctx *c, const char *name, const char *template,
 	fprintf(f, "# %s.gp -- re-render %s.png and %s.svg from %s.dat (written by iommulab)\n",
 		name, name, name, name);
 	fprintf(f, "# usage: gnuplot path/to/%s.gp   (from any directory)\n", name);
-	fputs("_d = \"\"\n_p = ARG0\n", f);
-	fputs("while (strstrt(_p, \"/\") > 0) { _i = strstrt(_p, \"/\"); "
-	      "_d = _d . _p[1:_i]; _p = _p[_i+1:] }\n",
-	      f);
-	for (int k = 0; k < 2; k++) {
-		fprintf(f, "call _d.'%s' _d.'%s.dat' _d.'%s.%s'", template, name, name, ext[k]);
-		for (int a = 0; a < 6; a++) {
-			fputc(' ', f);
-			gp_quote(f, args[a]);
-		}
-		fprintf(f, " '%s'\n", ext[k]);
-	}
+	write_prologue(f);
+	write_calls(f, name, template, args);
 	if (fclose(f)) {
 		f = NULL;
 		ret = plot_set_err(c, -errno, "%s: %s", gp, strerror(errno));
@@ -159,38 +170,145 @@ int plot_render(struct plot_ctx *c, const char *name, const char *template,
 	f = NULL;
 	if (!c->first_graph)
 		c->first_graph = strdup(gp);
+	ret = plot_report_add_graph(c->rep, name, args[0]);
+	if (ret)
+		goto out;
+	ret = -ENOMEM;
 
 	if (!c->gnuplot) {
 		ret = plot_report_add(c->rep, gp);
 		goto out;
 	}
-	for (int k = 0; k < 2; k++) {
-		char *argv[] = { c->gnuplot,
-				 "-c",
-				 tpl,
-				 dat,
-				 out[k],
-				 (char *)args[0],
-				 (char *)args[1],
-				 (char *)args[2],
-				 (char *)args[3],
-				 (char *)args[4],
-				 (char *)args[5],
-				 (char *)ext[k],
-				 NULL };
-		struct stat st;
+	if (!c->batch) {
+		c->batch = open_memstream(&c->batch_text, &c->batch_len);
+		if (!c->batch)
+			goto out;
+	}
+	write_calls(c->batch, name, template, args);
+	char **np = realloc(c->pending, (c->n_pending + 1) * sizeof(*np));
 
-		unlink(out[k]);
-		ret = run_program(c, argv);
-		if (!ret && (stat(out[k], &st) || st.st_size == 0))
-			ret = -EIO;
-		if (ret) {
-			dprintf(c->log_fd, "iommulab: rendering %s failed: %s\n", out[k],
-				strerror(-ret));
-			c->n_render_failed++;
-			continue;
+	if (!np)
+		goto out;
+	c->pending = np;
+	np[c->n_pending] = strdup(name);
+	if (!np[c->n_pending])
+		goto out;
+	c->n_pending++;
+	ret = 0;
+out:
+	if (f)
+		fclose(f);
+	free(gp);
+	return ret;
+}
+
+/* Both images of graph `name` exist and are not empty. */
+static bool rendered(struct plot_ctx *c, const char *name)
+{
+	static const char *const ext[2] = { "png", "svg" };
+
+	for (int k = 0; k < 2; k++) {
+		char *out = util_asprintf("%s/%s.%s", c->plots_dir, name, ext[k]);
+		struct stat st;
+		bool ok = out && !stat(out, &st) && st.st_size > 0;
+
+		free(out);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+static int run_script(struct plot_ctx *c, const char *script)
+{
+	char *argv[] = { c->gnuplot, (char *)script, NULL };
+
+	return run_program(c, argv);
+}
+
+/*
+ * Draw every queued graph with one gnuplot process running render-all.gp. gnuplot stops a
+ * script at its first error, so a graph missing afterwards is drawn again alone (NAME.gp):
+ * one bad graph costs only itself.
+ */
+int plot_render_all(struct plot_ctx *c)
+{
+	char *all = util_asprintf("%s/render-all.gp", c->plots_dir);
+	FILE *f = NULL;
+	int ret = -ENOMEM;
+
+	if (!all)
+		goto out;
+	if (c->batch) {
+		if (fclose(c->batch)) {
+			c->batch = NULL;
+			goto out;
 		}
-		ret = plot_report_add(c->rep, out[k]);
+		c->batch = NULL;
+	}
+	f = fopen(all, "w");
+	if (!f) {
+		ret = plot_set_err(c, -errno, "%s: %s", all, strerror(errno));
+		goto out;
+	}
+	fputs("# render-all.gp -- re-render every graph of this directory (written by iommulab)\n"
+	      "# usage: gnuplot path/to/render-all.gp   (from any directory)\n",
+	      f);
+	write_prologue(f);
+	if (c->batch_text)
+		fputs(c->batch_text, f);
+	if (fclose(f)) {
+		f = NULL;
+		ret = plot_set_err(c, -errno, "%s: %s", all, strerror(errno));
+		goto out;
+	}
+	f = NULL;
+	ret = 0;
+	if (!c->gnuplot || !c->n_pending)
+		goto out;
+
+	for (size_t i = 0; i < c->n_pending; i++) {
+		char *png = util_asprintf("%s/%s.png", c->plots_dir, c->pending[i]);
+		char *svg = util_asprintf("%s/%s.svg", c->plots_dir, c->pending[i]);
+
+		if (png)
+			unlink(png);
+		if (svg)
+			unlink(svg);
+		free(png);
+		free(svg);
+	}
+	ret = run_script(c, all);
+	if (ret)
+		dprintf(c->log_fd, "iommulab: %s: %s; drawing the missing graphs one by one\n", all,
+			strerror(-ret));
+	for (size_t i = 0; i < c->n_pending; i++) {
+		const char *name = c->pending[i];
+
+		if (!rendered(c, name)) {
+			char *gp = util_asprintf("%s/%s.gp", c->plots_dir, name);
+
+			if (!gp) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			ret = run_script(c, gp);
+			free(gp);
+			if (ret || !rendered(c, name)) {
+				dprintf(c->log_fd, "iommulab: rendering %s failed: %s\n", name,
+					strerror(ret ? -ret : EIO));
+				c->n_render_failed++;
+				continue;
+			}
+		}
+		char *png = util_asprintf("%s/%s.png", c->plots_dir, name);
+		char *svg = util_asprintf("%s/%s.svg", c->plots_dir, name);
+
+		ret = png && svg ? plot_report_add(c->rep, png) : -ENOMEM;
+		if (!ret)
+			ret = plot_report_add(c->rep, svg);
+		free(png);
+		free(svg);
 		if (ret)
 			goto out;
 	}
@@ -198,11 +316,7 @@ int plot_render(struct plot_ctx *c, const char *name, const char *template,
 out:
 	if (f)
 		fclose(f);
-	free(gp);
-	free(dat);
-	free(tpl);
-	free(out[0]);
-	free(out[1]);
+	free(all);
 	return ret;
 }
 

@@ -111,6 +111,12 @@ int plot_index_rows(struct plot_ctx *c)
 	if (!c->row_x || !c->row_line)
 		return -ENOMEM;
 
+	/* Every row, failed ones too: a plugin's colour must not depend on which trials passed. */
+	for (size_t r = 0; r < t->n_rows; r++)
+		if (find_index(c->plugins, c->n_plugins, t->rows[r][c->c_plugin]) < 0 &&
+		    push_str(&c->plugins, &c->n_plugins, t->rows[r][c->c_plugin]))
+			return -ENOMEM;
+
 	for (size_t r = 0; r < t->n_rows; r++) {
 		char **row = t->rows[r];
 
@@ -137,6 +143,21 @@ int plot_index_rows(struct plot_ctx *c)
 				return -ENOMEM;
 			}
 			li = (long)c->n_lines - 1;
+			size_t *lp = realloc(c->line_plugin, c->n_lines * sizeof(*lp));
+
+			if (lp)
+				c->line_plugin = lp;
+			size_t *lv = lp ? realloc(c->line_variant, c->n_lines * sizeof(*lv)) : NULL;
+
+			if (!lv) {
+				free(label);
+				return -ENOMEM;
+			}
+			c->line_variant = lv;
+			lp[li] = (size_t)find_index(c->plugins, c->n_plugins, row[c->c_plugin]);
+			lv[li] = 0;
+			for (long k = 0; k < li; k++)
+				lv[li] += lp[k] == lp[li];
 		}
 		free(label);
 		c->row_x[r] = xi;
@@ -201,4 +222,15 @@ bool plot_column_has_value(struct plot_ctx *c, long col)
 		if (c->row_x[r] >= 0 && c->t.rows[r][col][0])
 			return true;
 	return false;
+}
+
+bool plot_column_all_zero(struct plot_ctx *c, long col)
+{
+	for (size_t r = 0; r < c->t.n_rows; r++) {
+		double v;
+
+		if (c->row_x[r] >= 0 && agg_value(c->t.rows[r][col], &v) && v != 0)
+			return false;
+	}
+	return true;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "plot/plot.h"
+#include "plot/plot_internal.h"
 #include "results/results.h"
 
 static char tmpdir[64];
@@ -71,7 +72,13 @@ static bool exists(const char *name)
 
 static const char *const metrics[] = { "op" };
 static const char *const phases[] = { "other", "reserve", "wait_sync" };
-static const char *const counters[] = { "cas_attempts", "magazines_held" };
+static const char *const counters[] = { "cas_attempts", "magazines_held", "always_zero",
+					"zero_for_one" };
+
+/* write_run: both plugins get the first one's numbers (identical series). */
+static bool same_numbers;
+/* write_run: the first plugin's p50 is 0 ns (as the null plugin's is). */
+static bool zero_p50;
 
 /* Two plugins over x = xs[0..n_x), `repeats` repeats each, plausible and distinct numbers. */
 static void write_run(const char *const *axes, size_t n_axes, const char *const *xs, size_t n_x,
@@ -84,7 +91,7 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 				    .phases = phases,
 				    .n_phases = 3,
 				    .counters = counters,
-				    .n_counters = 2 };
+				    .n_counters = 4 };
 	static const char *const plugins[] = { "cmpxchg", "spin_lock" };
 	char err[256];
 	struct results *r = results_create(tmpdir, &l, err, sizeof(err));
@@ -92,15 +99,16 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 
 	cr_assert_not_null(r, "%s", err);
 	for (size_t x = 0; x < n_x; x++)
-		for (size_t p = 0; p < 2; p++)
+		for (size_t pi = 0; pi < 2; pi++)
 			for (uint32_t rep = 0; rep < repeats; rep++) {
+				size_t p = same_numbers ? 0 : pi;
 				const char *swept[2] = { xs[x], "4" };
 				double cpus = atof(xs[x]);
 				struct trial_result t = {
 					.index = index++,
 					.point = (uint32_t)x,
 					.repeat = rep,
-					.plugin = plugins[p],
+					.plugin = plugins[pi],
 					.swept_values = swept,
 					.n_swept = (uint32_t)n_axes,
 					.status = TRIAL_OK,
@@ -114,7 +122,7 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 					.ops_max_cpu = 600000,
 					.n_metrics = 1,
 					.n_phases = 3,
-					.n_counters = 2,
+					.n_counters = 4,
 				};
 				t.metrics[0].name = "op";
 				t.metrics[0].lat = (struct lat_summary){
@@ -122,7 +130,9 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 					.mean = 950,
 					.stddev = 80,
 					.min = 700,
-					.p50 = (uint64_t)((p ? 900 * cpus : 880) + 10 * rep),
+					.p50 = zero_p50 && !p ? 0
+							      : (uint64_t)((p ? 900 * cpus : 880) +
+									   10 * rep),
 					.p90 = 1200,
 					.p99 = (uint64_t)(p ? 3000 * cpus : 2000),
 					.p999 = 9000,
@@ -137,6 +147,14 @@ static void write_run(const char *const *axes, size_t n_axes, const char *const 
 				t.counters[1] =
 					(struct trial_counter){ "magazines_held", LAB_COUNTER_LEVEL,
 								7 + p, 7 + p };
+				t.counters[2] = (struct trial_counter){ "always_zero",
+									LAB_COUNTER_EVENTS, 0, 0 };
+				/* 0 for one plugin, 1 and 100 for the other: a log axis would
+				 * drop the zeros. */
+				t.counters[3] =
+					(struct trial_counter){ "zero_for_one", LAB_COUNTER_EVENTS,
+								p ? 100 : 0,
+								p ? 1 + 99 * (cpus - 1) : 0 };
 				cr_assert_eq(results_append(r, &t), 0);
 			}
 	results_close(r);
@@ -169,7 +187,7 @@ Test(plot, renders_png_and_svg_with_gnuplot, .timeout = 60)
 	char err[512] = "";
 
 	write_run(axis_cpus, 1, x12, 2, 2);
-	int ret = plot_results(tmpdir, template_dir(), NULL, &rep, err, sizeof(err));
+	int ret = plot_results(tmpdir, template_dir(), NULL, PLOT_ALL, &rep, err, sizeof(err));
 
 	cr_assert_eq(ret, 0, "plot_results: %s", err);
 	cr_assert_eq(rep.rendered, 1, "note: %s", rep.note);
@@ -179,9 +197,12 @@ Test(plot, renders_png_and_svg_with_gnuplot, .timeout = 60)
 	assert_png_svg("counter-cas_attempts");
 	assert_png_svg("counter-magazines_held");
 	cr_assert(exists("throughput.dat") && exists("throughput.gp") && exists("lines.gp") &&
-		  exists("style.gp") && exists("phases.gp"));
-	/* 5 graphs, png + svg each. */
-	cr_assert_eq(rep.n_written, 10);
+		  exists("style.gp") && exists("stacked.gp") && exists("render-all.gp"));
+	assert_png_svg("counter-zero_for_one");
+	cr_assert(!exists("counter-always_zero.dat"), "an all-zero counter has no graph");
+	/* 6 graphs, png + svg each, drawn by one gnuplot process. */
+	cr_assert_eq(rep.n_written, 12);
+	cr_assert_eq(rep.n_graphs, 6);
 	for (size_t i = 0; i < rep.n_written; i++)
 		cr_assert_eq(access(rep.written[i], F_OK), 0, "%s", rep.written[i]);
 	plot_report_free(&rep);
@@ -193,8 +214,8 @@ Test(plot, dat_blocks_hold_mean_and_ci_per_plugin, .timeout = 60)
 	char err[512] = "", path[512];
 
 	write_run(axis_cpus, 1, x12, 2, 2);
-	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", &rep, err,
-				  sizeof(err)),
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", PLOT_ALL, &rep,
+				  err, sizeof(err)),
 		     0, "%s", err);
 	snprintf(path, sizeof(path), "%s/plots/throughput.dat", tmpdir);
 	char *dat = slurp(path, NULL);
@@ -225,7 +246,7 @@ Test(plot, missing_gnuplot_keeps_data_and_scripts, .timeout = 30)
 	char err[512] = "", want[600];
 
 	write_run(axis_cpus, 1, x12, 2, 2);
-	int ret = plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", &rep, err,
+	int ret = plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", PLOT_ALL, &rep, err,
 			       sizeof(err));
 
 	cr_assert_eq(ret, 0, "%s", err);
@@ -248,8 +269,8 @@ Test(plot, wrapper_script_rerenders_from_anywhere, .timeout = 60)
 	char err[512] = "", cmd[512], path[512];
 
 	write_run(axis_cpus, 1, x12, 2, 2);
-	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", &rep, err,
-				  sizeof(err)),
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", PLOT_ALL, &rep,
+				  err, sizeof(err)),
 		     0, "%s", err);
 	plot_report_free(&rep);
 	/* As a user would, from another directory, with only DIR/plots to go on. */
@@ -268,8 +289,8 @@ Test(plot, single_x_value_and_several_axes_render, .timeout = 60)
 	char err[512] = "", path[512];
 
 	write_run(axes2, 2, x1, 1, 3);
-	cr_assert_eq(plot_results(tmpdir, template_dir(), NULL, &rep, err, sizeof(err)), 0, "%s",
-		     err);
+	cr_assert_eq(plot_results(tmpdir, template_dir(), NULL, PLOT_ALL, &rep, err, sizeof(err)),
+		     0, "%s", err);
 	cr_assert_eq(rep.rendered, 1);
 	assert_png_svg("throughput");
 	snprintf(path, sizeof(path), "%s/plots/throughput.dat", tmpdir);
@@ -279,7 +300,7 @@ Test(plot, single_x_value_and_several_axes_render, .timeout = 60)
 	free(dat);
 	snprintf(path, sizeof(path), "%s/plots/throughput.gp", tmpdir);
 	char *gp = slurp(path, NULL);
-	cr_assert_not_null(strstr(gp, "'points catx"), "one x value: points:\n%s", gp);
+	cr_assert_not_null(strstr(gp, "points catx"), "one x value: points:\n%s", gp);
 	cr_assert_not_null(strstr(gp, "'scenario.cpus = 8'"), "%s", gp);
 	free(gp);
 	plot_report_free(&rep);
@@ -295,7 +316,7 @@ Test(plot, malformed_csv_reports_the_line, .timeout = 10)
 	FILE *f = fopen(path, "a");
 	fputs("9,9,0,\"broken,1\n", f);
 	fclose(f);
-	int ret = plot_results(tmpdir, template_dir(), NULL, &rep, err, sizeof(err));
+	int ret = plot_results(tmpdir, template_dir(), NULL, PLOT_ALL, &rep, err, sizeof(err));
 
 	cr_assert_eq(ret, -EINVAL);
 	/* Header + 4 rows: the broken row is line 6. */
@@ -306,7 +327,7 @@ Test(plot, malformed_csv_reports_the_line, .timeout = 10)
 	f = fopen(path, "w");
 	fputs("trial,plugin,status\n0,x,ok,extra\n", f);
 	fclose(f);
-	ret = plot_results(tmpdir, template_dir(), NULL, &rep, err, sizeof(err));
+	ret = plot_results(tmpdir, template_dir(), NULL, PLOT_ALL, &rep, err, sizeof(err));
 	cr_assert_eq(ret, -EINVAL);
 	snprintf(want, sizeof(want), "%s/trials.csv:2: 4 fields, but the header has 3", tmpdir);
 	cr_assert_not_null(strstr(err, want), "got: %s", err);
@@ -321,10 +342,11 @@ Test(plot, no_axis_uses_cpus_and_failed_rows_are_ignored, .timeout = 60)
 	snprintf(path, sizeof(path), "%s/trials.csv", tmpdir);
 	FILE *f = fopen(path, "a");
 	/* A failed trial with junk numbers must not reach the graphs. */
-	fputs("9,0,0,broken,failed,1,sim,inline,0,0.5,5,99999999,,,,,,,,,,,,,,,,,,\"boom\"\n", f);
+	fputs("9,0,0,broken,failed,1,sim,inline,0,0.5,5,99999999,,,,,,,,,,,,,,,,,,,,,,\"boom\"\n",
+	      f);
 	fclose(f);
-	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", &rep, err,
-				  sizeof(err)),
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", PLOT_ALL, &rep,
+				  err, sizeof(err)),
 		     0, "%s", err);
 	snprintf(path, sizeof(path), "%s/plots/throughput.gp", tmpdir);
 	char *gp = slurp(path, NULL);
@@ -343,7 +365,235 @@ Test(plot, missing_template_dir_is_an_error, .timeout = 10)
 	char err[512] = "";
 
 	write_run(axis_cpus, 1, x12, 2, 1);
-	cr_assert_eq(plot_results(tmpdir, "/nonexistent/plots", NULL, &rep, err, sizeof(err)),
+	cr_assert_eq(plot_results(tmpdir, "/nonexistent/plots", NULL, 0, &rep, err, sizeof(err)),
 		     -ENOENT);
 	cr_assert_not_null(strstr(err, "/nonexistent/plots/style.gp"), "%s", err);
+}
+
+/* The text of DIR/plots/NAME. */
+static char *plots_file(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/plots/%s", tmpdir, name);
+	char *text = slurp(path, NULL);
+
+	cr_assert_not_null(text, "%s", path);
+	return text;
+}
+
+Test(plot, style_is_the_plugins_own, .timeout = 10)
+{
+	struct plot_style a, b, a2, a8, av;
+
+	plot_style_of(0, 0, false, &a);
+	plot_style_of(1, 0, false, &b);
+	plot_style_of(0, 0, true, &a2);
+	plot_style_of(8, 0, false, &a8);
+	plot_style_of(0, 1, false, &av);
+	cr_assert(a.lt != b.lt && a.pt != b.pt, "two plugins: two colours, two markers");
+	cr_assert(a2.lt == a.lt && a2.pt != a.pt && a2.dt != a.dt,
+		  "p99: the plugin's colour, an open marker, dashed");
+	cr_assert(a8.lt == a.lt && a8.pt != a.pt, "plugin 9 shares a colour, not the marker");
+	cr_assert(av.lt == a.lt && av.pt == a.pt && av.dt != a.dt, "another axis value: a dash");
+}
+
+Test(plot, colour_follows_the_plugin_not_the_series_order, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "", path[512];
+
+	write_run(axis_cpus, 1, x12, 2, 1);
+	/* Every cmpxchg trial failed: spin_lock is the first series, and keeps its colour. */
+	snprintf(path, sizeof(path), "%s/trials.csv", tmpdir);
+	char *csv = slurp(path, NULL);
+
+	for (char *p = csv; (p = strstr(p, ",cmpxchg,"));) {
+		char *ok = strstr(p, ",ok,");
+
+		memcpy(ok, ",no,", 4);
+		p = ok;
+	}
+	FILE *f = fopen(path, "w");
+
+	fputs(csv, f);
+	fclose(f);
+	free(csv);
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", PLOT_ALL, &rep,
+				  err, sizeof(err)),
+		     0, "%s", err);
+	struct plot_style sp;
+
+	plot_style_of(1, 0, false, &sp);
+	char want[32];
+
+	snprintf(want, sizeof(want), "' '%d %d %d ", sp.lt, sp.pt, sp.dt);
+	char *gp = plots_file("throughput.gp");
+
+	cr_assert_not_null(strstr(gp, want), "spin_lock drawn as plugin 2 (%s):\n%s", want, gp);
+	free(gp);
+	gp = plots_file("latency-op.gp");
+	cr_assert_not_null(strstr(gp, want), "the same in every graph:\n%s", gp);
+	free(gp);
+	plot_report_free(&rep);
+}
+
+Test(plot, zero_counters_linear_and_all_zero_skipped, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "";
+
+	write_run(axis_cpus, 1, x12, 2, 1);
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", PLOT_ALL, &rep,
+				  err, sizeof(err)),
+		     0, "%s", err);
+	cr_assert(!exists("counter-always_zero.gp"));
+	char *gp = plots_file("counter-zero_for_one.gp");
+
+	cr_assert_null(strstr(gp, "logy"), "zeros keep the axis linear:\n%s", gp);
+	cr_assert_null(strstr(gp, " si "), "per-op values get no k/m prefixes:\n%s", gp);
+	free(gp);
+	char *dat = plots_file("counter-zero_for_one.dat");
+
+	cr_assert_not_null(strstr(dat, "\n1 0 0 0 \"1\"\n"), "the zero is a point:\n%s", dat);
+	free(dat);
+	gp = plots_file("counter-cas_attempts.gp");
+	cr_assert_null(strstr(gp, "logy"), "%s", gp);
+	free(gp);
+	plot_report_free(&rep);
+
+	/* By default, no counter graphs: they are counted as left out. */
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", 0, &rep, err,
+				  sizeof(err)),
+		     0, "%s", err);
+	cr_assert_eq(rep.n_left_out, 3, "cas_attempts, magazines_held, zero_for_one");
+	cr_assert_eq(rep.n_graphs, 3, "latency, throughput, phases");
+	plot_report_free(&rep);
+}
+
+Test(plot, identical_series_say_so, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "";
+
+	same_numbers = true;
+	write_run(axis_cpus, 1, x12, 2, 1);
+	same_numbers = false;
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", 0, &rep, err,
+				  sizeof(err)),
+		     0, "%s", err);
+	char *gp = plots_file("throughput.gp");
+
+	cr_assert_not_null(strstr(gp, "|spin_lock (same as cmpxchg)'"), "%s", gp);
+	free(gp);
+	plot_report_free(&rep);
+}
+
+Test(plot, phases_at_every_sweep_point, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "";
+
+	write_run(axis_cpus, 1, x12, 2, 1);
+	cr_assert_eq(plot_results(tmpdir, template_dir(), NULL, 0, &rep, err, sizeof(err)), 0, "%s",
+		     err);
+	assert_png_svg("phases");
+	char *dat = plots_file("phases.dat");
+
+	cr_assert_not_null(strstr(dat, "at scenario.cpus = 1\n"), "%s", dat);
+	cr_assert_not_null(strstr(dat, "\n\n\n# phases: mean ns per op in each phase at "
+				       "scenario.cpus = 2\n"),
+			   "%s", dat);
+	free(dat);
+	plot_report_free(&rep);
+}
+
+static void write_scenario(const char *extra)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/scenario.ini", tmpdir);
+	FILE *f = fopen(path, "w");
+
+	fprintf(f,
+		"[scenario]\nworkload = cmdq\n[smmu]\ntlbi_va_ns = 460\nsync_ns = 400\n"
+		"fetch_ns = 20\ninv_slots = 8\n[workload.cmdq]\ncmds_per_sync = %s\n",
+		extra);
+	fclose(f);
+}
+
+Test(plot, device_ceiling_from_the_model, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "";
+
+	write_run(axis_cpus, 1, x12, 2, 1);
+	write_scenario("1");
+	cr_assert_eq(plot_results(tmpdir, template_dir(), NULL, 0, &rep, err, sizeof(err)), 0, "%s",
+		     err);
+	assert_png_svg("throughput");
+	char *dat = plots_file("throughput.dat");
+
+	/* One CMD_SYNC per op: 1 / 400 ns; any strategy: 8 slots / 460 ns per TLBI. */
+	cr_assert_not_null(strstr(dat, "# throughput: device max, 1 CMD_SYNC per op: 2.5 Mops/s\n"
+				       "# x y y y xtic\n1 2500000 "),
+			   "%s", dat);
+	cr_assert_not_null(strstr(dat, "# throughput: device max, any strategy: 17.4 Mops/s\n"
+				       "# x y y y xtic\n1 17391304.35 "),
+			   "%s", dat);
+	free(dat);
+	plot_report_free(&rep);
+
+	/* Four TLBIs per op: the command ceiling is a quarter, the sync one unchanged. */
+	write_scenario("4");
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", 0, &rep, err,
+				  sizeof(err)),
+		     0, "%s", err);
+	dat = plots_file("throughput.dat");
+	cr_assert_not_null(strstr(dat, "any strategy: 4.35 Mops/s"), "%s", dat);
+	free(dat);
+	plot_report_free(&rep);
+}
+
+Test(plot, no_device_ceiling_when_a_device_key_is_swept, .timeout = 60)
+{
+	static const char *const axes2[] = { "scenario.cpus", "smmu.sync_ns" };
+	struct plot_report rep;
+	char err[512] = "";
+
+	write_run(axes2, 2, x12, 2, 1);
+	write_scenario("1");
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", 0, &rep, err,
+				  sizeof(err)),
+		     0, "%s", err);
+	char *gp = plots_file("throughput.gp");
+
+	cr_assert_not_null(strstr(gp, "no device ceiling: smmu.sync_ns is swept"), "%s", gp);
+	free(gp);
+	char *dat = plots_file("throughput.dat");
+
+	cr_assert_null(strstr(dat, "device max"), "%s", dat);
+	free(dat);
+	plot_report_free(&rep);
+}
+
+Test(plot, latency_with_a_zero_stays_log_and_says_so, .timeout = 60)
+{
+	struct plot_report rep;
+	char err[512] = "";
+
+	static const char *const x164[] = { "1", "64" };
+
+	zero_p50 = true;
+	write_run(axis_cpus, 1, x164, 2, 1);
+	zero_p50 = false;
+	cr_assert_eq(plot_results(tmpdir, template_dir(), "/nonexistent/gnuplot", 0, &rep, err,
+				  sizeof(err)),
+		     0, "%s", err);
+	char *gp = plots_file("latency-op.gp");
+
+	cr_assert_not_null(strstr(gp, "logy"), "900 to 192000 ns, and a zero:\n%s", gp);
+	cr_assert_not_null(strstr(gp, "'cmpxchg p50 (zero: off the log axis)|"), "%s", gp);
+	free(gp);
+	plot_report_free(&rep);
 }
