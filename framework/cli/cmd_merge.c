@@ -303,7 +303,7 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 	fprintf(stderr, "iommulab merge: %zu trials from %zu dirs into %s/\n", mt.n_rows, n, out);
 	cli_print_summary(out, s, NULL);
 	printf("\nresults: %s/ (trials.csv, summary.json)\n", out);
-	cli_render_plots(out);
+	cli_render_plots(out, 0);
 	size_t failed = count_failed(&mt);
 	if (failed)
 		fprintf(stderr,
