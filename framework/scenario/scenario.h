@@ -140,6 +140,7 @@ struct scenario_machine {
 	double home_hold_ns; /* a far atomic's hold of the line at its home; 0: occupancy x home_ns
 			      */
 	double cas_hold_ns;  /* ...of a far CAS that succeeds; 0: home_hold_ns */
+	bool fail_burst;     /* a failing far CAS at a busy line rides the burst that frees it */
 	int memory;	     /* enum machine_memory */
 	double store_delay_ns; /* arm: a relaxed store becomes visible within this */
 };

@@ -233,7 +233,8 @@ static const struct lab_param machine_params[] = {
 	P(scenario_machine, preset, LAB_PARAM_ENUM, "graviton2", 0, 0, preset_choices,
 	  "the shipped, calibrated machine the other [machine] keys start from (keys set here "
 	  "replace its values): graviton2 (AWS Graviton2, 64 Neoverse N1 cores, within 25% of "
-	  "its measured atomics), kunpeng920 (HiSilicon Kunpeng 920, 64 cores, LSE far atomics), "
+	  "its measured atomics), kunpeng920 (HiSilicon Kunpeng 920, 64 cores, LSE far atomics, "
+	  "failing CASes served in turn at the home), "
 	  "none (the defaults below: uniform line_ns, near atomics)"),
 	P(scenario_machine, topology, LAB_PARAM_STRING, "", 0, 0, NULL,
 	  "core-to-core latency CSV (lower-triangular, ns), relative to the INI file; empty: "
@@ -265,6 +266,11 @@ static const struct lab_param machine_params[] = {
 	P(scenario_machine, cas_hold_ns, LAB_PARAM_DOUBLE, "0", 0, 100000, NULL,
 	  "how long a far CAS that succeeds holds the line at its home (read, compare, then "
 	  "write); 0: as home_hold_ns"),
+	P(scenario_machine, fail_burst, LAB_PARAM_BOOL, "true", 0, 0, NULL,
+	  "true: a far CAS whose compare fails, arriving while the line is busy, is answered with "
+	  "the burst the line serves when it frees, adding nothing to its time (Graviton2, "
+	  "calibrated); false: the home serves it in turn, holding the line fail_hold of an "
+	  "atomic's time like one that finds it idle"),
 	P(scenario_machine, memory, LAB_PARAM_ENUM, "sc", 0, 0, memory_choices,
 	  "sc: every store is seen by every CPU once it completes; arm: a relaxed store waits in "
 	  "its CPU's store buffer and becomes visible to the others up to store_delay_ns later, "
@@ -298,9 +304,15 @@ static const struct preset_keys presets[] = {
 					 { "atomic_ns", "4.8" },
 					 { "local_ns", "1" },
 					 { "op_ns", "0.5" } } },
-	/* configs/cmdq-ways-sim.ini: the D06's measured matrix, Armv8.1 LSE far atomics */
+	/*
+	 * configs/cmdq-ways-sim.ini: the D06's measured matrix, Armv8.1 LSE far atomics served
+	 * in turn at the home, failing CASes too (John Garry's CAS "failing at an exponential
+	 * rate" past 16 CPUs; README "Engines")
+	 */
 	[MACHINE_PRESET_KUNPENG920] = { "kunpeng920-64c.csv",
-					{ { "atomic", "far" }, { "home_ns", "40" } } },
+					{ { "atomic", "far" },
+					  { "home_ns", "40" },
+					  { "fail_burst", "false" } } },
 	[MACHINE_PRESET_NONE] = { NULL, { { NULL, NULL } } },
 };
 

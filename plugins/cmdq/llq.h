@@ -66,9 +66,14 @@ union llq_word {
 /* Each hot word on its own cache line: they are written by different CPUs at different times. */
 struct llq {
 	union llq_word word LAB_CACHE_ALIGNED;
-	uint32_t owner_prod LAB_CACHE_ALIGNED; /* PROD as published by the last owner */
-	uint32_t lock LAB_CACHE_ALIGNED;       /* 0 free, >0 shared count, INT_MIN+k exclusive */
+	/*
+	 * As struct arm_smmu_cmdq lays them out after its queue: the valid_map pointer,
+	 * owner_prod and lock in one line, so every sync's shared-lock atomics move the line
+	 * the next owner polls owner_prod on.
+	 */
 	uint64_t *valid_map LAB_CACHE_ALIGNED; /* one bit per slot, read-only pointer after init */
+	uint32_t owner_prod;		       /* PROD as published by the last owner */
+	uint32_t lock;			       /* 0 free, >0 shared count, INT_MIN+k exclusive */
 	struct lab_smmu *smmu;
 	const struct lab_host *host; /* fini gets only the state */
 	uint32_t nents;

@@ -551,6 +551,30 @@ Test(sim, cas_cost_per_success_stays_flat_from_16_to_96_cpus, .timeout = 60)
 }
 
 /*
+ * fail_burst = false (the Kunpeng 920 preset): the home serves every failing CAS in turn,
+ * each holding the line fail_hold of a hold, so the line's time per success grows with the
+ * CPUs in the loop -- the collapse past 16 CPUs that the D06's mainline queue shows.
+ */
+Test(sim, served_in_turn_failing_cases_make_each_success_dearer, .timeout = 60)
+{
+	static const uint32_t cpus[] = { 16, 96 };
+	double per_success[2];
+
+	far_home_machine(0.24);
+	mach.home_ns = 40;
+	mach.fail_burst = false;
+	for (size_t i = 0; i < 2; i++) {
+		struct run_out o;
+
+		run(op_cas, cpus[i], 0, 200000, &mach, &o);
+		per_success[i] = 200000.0 / (double)sh->counter;
+	}
+	cr_assert_gt(per_success[1], per_success[0] * 2, "16 CPUs %.1f ns, 96 CPUs %.1f ns",
+		     per_success[0], per_success[1]);
+	mach.fail_burst = true;
+}
+
+/*
  * A near (x86) CAS that misses and fails is a read of the line in flight: it moves no
  * ownership, so a CAS loop on 16 CPUs with whole-transfer occupancy costs the line about two
  * transfers per success (the load's and the winning CAS's, folly's measured E5-2680 v4

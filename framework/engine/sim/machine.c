@@ -27,6 +27,7 @@ void sim_machine_defaults(struct scenario_machine *m)
 	m->poll_ns = 50;
 	m->home_hold_ns = 0;
 	m->cas_hold_ns = 0;
+	m->fail_burst = true;
 	m->memory = MACHINE_MEMORY_SC;
 	m->store_delay_ns = 5000;
 }

@@ -226,7 +226,7 @@ static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_
 	hold = s->home_hold_ps ? s->home_hold_ps : (uint64_t)((double)latency * s->occupancy);
 	if (cas && s->cas_hold_ps)
 		hold = s->cas_hold_ps;
-	if (fails && arrive < l->busy_until)
+	if (fails && arrive < l->busy_until && s->fail_burst)
 		return l->busy_until + (latency - half);
 	served = arrive > l->busy_until ? arrive : l->busy_until;
 	l->busy_until = served + (fails ? (uint64_t)((double)hold * s->fail_hold) : hold);

@@ -112,6 +112,7 @@ struct sim {
 	double occupancy;
 	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
 	bool far;	  /* every atomic miss runs at the home */
+	bool fail_burst;  /* a failing far CAS at a busy line adds nothing to its time */
 	bool weak;	  /* memory = arm: relaxed stores go through store buffers */
 	uint64_t sb_delay_ps;
 	struct sim_sb_entry *sb; /* every store buffer's entries, sorted by (at, seq) */

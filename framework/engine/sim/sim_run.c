@@ -200,6 +200,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->fail_hold = m->fail_hold;
 	s->far = m->atomic == MACHINE_ATOMIC_FAR;
 	s->adaptive = m->atomic == MACHINE_ATOMIC_ADAPTIVE;
+	s->fail_burst = m->fail_burst;
 	s->weak = m->memory == MACHINE_MEMORY_ARM;
 	s->sb_delay_ps = ns_to_ps(m->store_delay_ns);
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
