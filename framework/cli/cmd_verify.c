@@ -458,6 +458,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	const struct loaded_plugin *lp = NULL;
 	struct verdict v[ORACLE_MAX_CHECKS] = { 0 };
 	const char *target = NULL;
+	char twin[4096];
 	void *pcfg = NULL;
 	struct scenario_cfg base = { 0 };
 	struct scenario *s = NULL;
@@ -483,6 +484,22 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	target = argv[optind];
+	/*
+	 * X.sim.so names the plugin as its sim build: verify loads its native twin X.so, whose
+	 * sim part then runs X.sim.so, so both engines are judged either way it is named.
+	 */
+	size_t tlen = strlen(target);
+	if (tlen > strlen(".sim.so") && !strcmp(target + tlen - strlen(".sim.so"), ".sim.so")) {
+		snprintf(twin, sizeof(twin), "%.*s.so", (int)(tlen - strlen(".sim.so")), target);
+		if (access(twin, R_OK)) {
+			fprintf(stderr,
+				"iommulab verify: %s is a sim build; its native twin %s is needed "
+				"beside it (%s)\n",
+				target, twin, strerror(errno));
+			goto out;
+		}
+		target = twin;
+	}
 	if (strstr(target, ".so")) {
 		if (registry_add_file(&reg, target, &diags)) {
 			cli_print_diags(&diags, "iommulab verify: ");
