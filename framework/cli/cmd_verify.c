@@ -6,8 +6,12 @@
  * 4, 16 and 64 on the sim with the plugin's .sim.so), with the plugin's parameters as given
  * and then each varied in turn (cmdq_check_variants), the grid the conformance suite runs.
  * --set of a key the grid sets itself (engine, cpus, ...) is refused, never ignored.
+ * Each cmdq trial runs in its own process (run_isolated): a crash, an abort or a hang loses
+ * that trial's verdicts only (no_crash or no_deadlock says how), and the table still comes,
+ * native and sim side by side, then every failing configuration. A native trial that timed out
+ * while its threads were starved is re-run, and is inconclusive if it stays so (noisy()).
  * iova: every check of framework/verify/iova_check (the conformance suite's own code).
- * Prints pass/fail per check with the first counterexample; exit 0 only if every check passed.
+ * Exit 0 only if every check passed.
  */
 #include <errno.h>
 #include <signal.h>
