@@ -379,6 +379,7 @@ static void *random_worker(void *arg)
 	struct rig *r = w->r;
 	struct range *live = calloc(MAXLIVE, sizeof(*live));
 	uint64_t below_freed = 0;
+	unsigned int limit_seed = w->seed ^ 0x5bd1e995u;
 	int n = 0;
 
 	if (!live) {
@@ -395,7 +396,8 @@ static void *random_worker(void *arg)
 
 			checked_free(r, w->c, live[i].pfn, live[i].size);
 			uint64_t end = live[i].pfn + alloc_size(live[i].size) - 1;
-			if (rand_r(&w->seed) % 4 == 0 && end > LIMIT_BELOW_FREED_MIN)
+			/* Its own stream: the random ops stay what they were before. */
+			if (rand_r(&limit_seed) % 4 == 0 && end > LIMIT_BELOW_FREED_MIN)
 				below_freed = end - 1;
 			live[i] = live[--n];
 		} else {
