@@ -6,13 +6,23 @@
  * 4, 16 and 64 on the sim with the plugin's .sim.so), with the plugin's parameters as given
  * and then each varied in turn (cmdq_check_variants), the grid the conformance suite runs.
  * --set of a key the grid sets itself (engine, cpus, ...) is refused, never ignored.
+ * Each cmdq trial runs in its own process (run_isolated): a crash, an abort or a hang loses
+ * that trial's verdicts only (no_crash or no_deadlock says how), and the table still comes,
+ * native and sim side by side, then every failing configuration. A native trial that timed out
+ * while its threads were starved is re-run, and is inconclusive if it stays so (noisy()).
  * iova: every check of framework/verify/iova_check (the conformance suite's own code).
- * Prints pass/fail per check with the first counterexample; exit 0 only if every check passed.
+ * Exit 0 only if every check passed.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -22,12 +32,175 @@
 #include "verify/cmdq_check.h"
 #include "verify/iova_check.h"
 
+/* A check's verdict over every configuration, per engine ([0] native, [1] the sim). */
 struct verdict {
 	const char *name;
-	bool pass;
-	size_t runs;
-	char detail[ORACLE_DETAIL_LEN + 640]; /* "[where] " + the oracle's */
+	size_t runs[2], failed[2], unchecked[2], inconclusive[2];
+	char **fails; /* "[where] detail" of every failing configuration */
+	size_t n_fails;
 };
+
+/* ---- one trial in its own process --------------------------------------------------------- */
+
+/*
+ * What a trial's child hands back through a shared mapping: trial_run's return, the result's
+ * status and message, the oracle's report (its check names are the executable's own strings,
+ * the same in parent and child), and the engine's progress, which the parent watches.
+ */
+struct child_out {
+	int rc;
+	int status;
+	char error[TRIAL_ERR_LEN];
+	struct oracle_report o;
+	struct engine_progress progress;
+	uint32_t done; /* atomic */
+};
+
+/* How a trial's process ran: for the noise rule (see noisy()). */
+struct trial_noise {
+	long nivcsw;   /* involuntary context switches of all its threads */
+	double cpu_s;  /* CPU time of all its threads, user and system */
+	double wall_s; /* wall time from fork to reaping */
+	uint32_t cpus; /* the trial's CPUs, one thread each */
+};
+
+/*
+ * The sim's progress (every 4096 lab.h operations) stopping for this long of wall time is a
+ * virtual CPU running without calling lab.h: what `run` gives up on too (runner.c).
+ */
+#define VERIFY_STALL_MS 20000
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The last line the child wrote to stderr (glibc's "free(): invalid pointer", say), or "". */
+static void last_line(FILE *f, char *buf, size_t len)
+{
+	char line[256];
+
+	buf[0] = '\0';
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '\n') {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line);
+		}
+}
+
+/*
+ * Run req in a child process, so that a plugin that crashes, aborts or hangs beyond every
+ * watchdog loses that trial's verdicts only: o is the oracle's report, or cmdq_check_lost's
+ * saying how the child ended. 0, or -errno (err says why) when the trial could not be set up.
+ */
+static int run_isolated(const struct trial_request *req, struct oracle_report *o,
+			struct trial_noise *nz, char *err, size_t err_len)
+{
+	struct child_out *out =
+		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	FILE *errf = tmpfile();
+	uint64_t start = mono_ms(), moved = start, steps = 0;
+	bool sim = req->cfg->scenario.engine == ENGINE_SIM, killed = false, stalled = false;
+	/* Natively, the trial's own watchdog fires first; this is for a CPU it cannot unwind. */
+	uint64_t limit_ms = 2 * req->cfg->scenario.watchdog_ms + 60000;
+	struct rusage ru = { 0 };
+	int status = 0, rc = 0;
+	pid_t pid;
+
+	if (out == MAP_FAILED || !errf) {
+		rc = -errno;
+		snprintf(err, err_len, "cannot start a trial's process: %s", strerror(-rc));
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		snprintf(err, err_len, "cannot fork a trial's process: %s", strerror(-rc));
+		goto out;
+	}
+	if (!pid) {
+		struct trial_request r = *req;
+		struct trial_result res = { 0 };
+
+		signal(SIGINT, SIG_DFL);
+		dup2(fileno(errf), STDERR_FILENO);
+		r.progress = &out->progress;
+		out->rc = trial_run(&r, &res, &out->o);
+		out->status = res.status;
+		snprintf(out->error, sizeof(out->error), "%s", res.error);
+		__atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+		_exit(0);
+	}
+	while (wait4(pid, &status, WNOHANG, &ru) == 0) {
+		uint64_t now = mono_ms(),
+			 s = __atomic_load_n(&out->progress.steps, __ATOMIC_RELAXED);
+
+		if (s != steps) {
+			steps = s;
+			moved = now;
+		}
+		if (!killed &&
+		    ((sim && now - moved > VERIFY_STALL_MS) || (!sim && now - start > limit_ms))) {
+			stalled = sim;
+			killed = true;
+			kill(pid, SIGKILL);
+		}
+		struct timespec nap = { 0, 10 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+	}
+	nz->nivcsw = ru.ru_nivcsw;
+	nz->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	nz->cpus = req->cfg->scenario.cpus;
+	nz->wall_s = (double)(mono_ms() - start) / 1000.0;
+	if (!killed && WIFEXITED(status) && !WEXITSTATUS(status) &&
+	    __atomic_load_n(&out->done, __ATOMIC_ACQUIRE)) {
+		if (out->rc) {
+			rc = out->rc;
+			snprintf(err, err_len, "%s", out->error);
+		}
+		*o = out->o;
+		goto out;
+	}
+	char why[ORACLE_DETAIL_LEN], tail[200];
+
+	last_line(errf, tail, sizeof(tail));
+	if (stalled)
+		snprintf(why, sizeof(why),
+			 "a virtual CPU spins or accesses shared memory outside lab.h: the sim saw "
+			 "no "
+			 "lab.h operation for %.0f s of host time (stuck at %.3f ms of virtual "
+			 "time, "
+			 "after %llu progress reports); killed",
+			 VERIFY_STALL_MS / 1000.0,
+			 (double)__atomic_load_n(&out->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
+			 (unsigned long long)steps);
+	else if (killed)
+		snprintf(why, sizeof(why),
+			 "the trial did not end within %.0f s, its watchdog included (a CPU stuck "
+			 "where the watchdog cannot unwind it); killed",
+			 (double)limit_ms / 1000.0);
+	else if (WIFSIGNALED(status))
+		snprintf(why, sizeof(why), "the trial's process was killed by %s%s%s%s",
+			 strsignal(WTERMSIG(status)), tail[0] ? " (it said: " : "", tail,
+			 tail[0] ? ")" : "");
+	else
+		snprintf(why, sizeof(why), "the trial's process exited with status %d%s%s%s",
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail[0] ? " (it said: " : "",
+			 tail, tail[0] ? ")" : "");
+	cmdq_check_lost(o, killed, why);
+out:
+	if (errf)
+		fclose(errf);
+	if (out != MAP_FAILED)
+		munmap(out, sizeof(*out));
+	return rc;
+}
 
 /* The one plugin verify checks, as the scenario's plugin lookup. */
 static const struct lab_plugin *lookup_one(void *ctx, const char *name)
@@ -166,19 +339,90 @@ out:
 	return s;
 }
 
-static void record(struct verdict *v, size_t nv, const struct oracle_report *o, const char *where)
+/*
+ * Noise, not a verdict: a native trial that failed only by running out of time (no_deadlock,
+ * or its plugin's own poll timeout reported as sync_complete's -ETIMEDOUT) while its threads
+ * were starved: together they ran (getrusage of its process: user + system time of all its
+ * threads) less than NOISE_RUN_SHARE of wall time x its CPUs. A trial's CPUs spin, waiting
+ * included, so alone on its cores a trial runs nearly all the time, deadlocked or not; beside
+ * busy processes the kernel shares the cores out and a preempted lock holder stalls everyone.
+ * Such a trial is re-run up to NOISE_RERUNS times; if every run stays starved it is
+ * inconclusive, never a failure. The sim's virtual time is immune to the host's load.
+ */
+#define NOISE_RUN_SHARE 0.5
+#define NOISE_RERUNS	2
+
+static bool timed_out_only(const struct oracle_report *o)
+{
+	bool timed_out = false;
+
+	for (uint32_t i = 0; i < o->n_checks; i++) {
+		const struct oracle_check *k = &o->checks[i];
+
+		if (k->pass || k->unchecked)
+			continue;
+		if (!strcmp(k->name, "no_deadlock") ||
+		    (!strcmp(k->name, "sync_complete") && strstr(k->detail, "returned -110")))
+			timed_out = true;
+		else
+			return false;
+	}
+	return timed_out;
+}
+
+static bool noisy(const struct trial_noise *nz)
+{
+	return nz->cpu_s < NOISE_RUN_SHARE * nz->wall_s * (nz->cpus ? nz->cpus : 1);
+}
+
+static int record(struct verdict *v, size_t nv, const struct oracle_report *o, const char *where,
+		  bool sim, bool inconclusive)
 {
 	for (uint32_t i = 0; i < o->n_checks; i++)
 		for (size_t k = 0; k < nv; k++) {
-			if (strcmp(v[k].name, o->checks[i].name))
+			const struct oracle_check *c = &o->checks[i];
+			char *line, **fails;
+
+			if (strcmp(v[k].name, c->name))
 				continue;
-			v[k].runs++;
-			if (!o->checks[i].pass && v[k].pass) {
-				v[k].pass = false;
-				snprintf(v[k].detail, sizeof(v[k].detail), "[%s] %s", where,
-					 o->checks[i].detail);
+			v[k].runs[sim]++;
+			if (c->pass)
+				continue;
+			if (c->unchecked) {
+				v[k].unchecked[sim]++;
+				continue;
 			}
+			if (inconclusive) {
+				v[k].inconclusive[sim]++;
+				continue;
+			}
+			v[k].failed[sim]++;
+			fails = realloc(v[k].fails, (v[k].n_fails + 1) * sizeof(*fails));
+			if (!fails || asprintf(&line, "[%s] %s", where, c->detail) < 0) {
+				if (fails)
+					v[k].fails = fails;
+				return -ENOMEM;
+			}
+			v[k].fails = fails;
+			v[k].fails[v[k].n_fails++] = line;
 		}
+	return 0;
+}
+
+/* The failing configurations printed per check; the rest are counted. */
+#define VERIFY_FAILS_SHOWN 16
+
+/* "PASS 48/48" or "FAIL 3 of 48": one engine's column of the table. */
+static void column(const struct verdict *v, int sim, char *buf, size_t len)
+{
+	if (!v->runs[sim])
+		snprintf(buf, len, "-");
+	else if (v->failed[sim])
+		snprintf(buf, len, "FAIL %zu of %zu", v->failed[sim], v->runs[sim]);
+	else if (v->inconclusive[sim])
+		snprintf(buf, len, "INCONCL. %zu of %zu", v->inconclusive[sim], v->runs[sim]);
+	else
+		snprintf(buf, len, "pass %zu/%zu", v->runs[sim] - v->unchecked[sim], v->runs[sim]);
 }
 
 /* Every iova check on d with config pcfg; EXIT_OK only if none failed (skips are fine). */
@@ -218,6 +462,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	const struct loaded_plugin *lp = NULL;
 	struct verdict v[ORACLE_MAX_CHECKS] = { 0 };
 	const char *target = NULL;
+	char twin[4096];
 	void *pcfg = NULL;
 	struct scenario_cfg base = { 0 };
 	struct scenario *s = NULL;
@@ -243,6 +488,22 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	target = argv[optind];
+	/*
+	 * X.sim.so names the plugin as its sim build: verify loads its native twin X.so, whose
+	 * sim part then runs X.sim.so, so both engines are judged either way it is named.
+	 */
+	size_t tlen = strlen(target);
+	if (tlen > strlen(".sim.so") && !strcmp(target + tlen - strlen(".sim.so"), ".sim.so")) {
+		snprintf(twin, sizeof(twin), "%.*s.so", (int)(tlen - strlen(".sim.so")), target);
+		if (access(twin, R_OK)) {
+			fprintf(stderr,
+				"iommulab verify: %s is a sim build; its native twin %s is needed "
+				"beside it (%s)\n",
+				target, twin, strerror(errno));
+			goto out;
+		}
+		target = twin;
+	}
 	if (strstr(target, ".so")) {
 		if (registry_add_file(&reg, target, &diags)) {
 			cli_print_diags(&diags, "iommulab verify: ");
@@ -267,6 +528,15 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			d->name, plugin_kind_name(d->kind));
 		goto out;
 	}
+	/* null returns at once without issuing anything: the harness baseline, not a strategy. */
+	if (d->kind == LAB_KIND_CMDQ && !strcmp(d->name, "null")) {
+		printf("verify %s: skipped: null is the harness baseline (it issues nothing), not "
+		       "a "
+		       "correct strategy\n",
+		       lp->path);
+		status = EXIT_OK;
+		goto out;
+	}
 	s = load_base(d, sets, n_sets);
 	if (!s)
 		goto out;
@@ -281,7 +551,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
-	size_t n_points, nv, n_var, n_native = 0, n_sim = 0;
+	size_t n_points, nv, n_var, n_native = 0, n_sim = 0, n_reruns = 0;
 	const struct cmdq_check_point *grid = cmdq_check_grid(&n_points);
 	const char *const *names = cmdq_check_names(&nv);
 	struct cmdq_check_variant var[CMDQ_CHECK_MAX_VARIANTS];
@@ -297,7 +567,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				 d->params[i].key, val);
 	}
 	for (size_t k = 0; k < nv; k++)
-		v[k] = (struct verdict){ .name = names[k], .pass = true };
+		v[k] = (struct verdict){ .name = names[k] };
 	/* Without its .sim.so twin the sim part cannot run: say so, never pass it silently. */
 	char no_sim[512] = "";
 	bool have_sim = plugin_sim_build(d, no_sim, sizeof(no_sim)) != NULL;
@@ -314,7 +584,6 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		}
 		for (size_t i = 0; i < n_points; i++) {
 			struct scenario_cfg cfg = base;
-			struct trial_result res = { 0 };
 			struct oracle_report o;
 			char desc[160], where[160 + sizeof(given)];
 
@@ -330,12 +599,31 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 						     .cmdq_config = vcfg,
 						     .ops_per_cpu = grid[i].ops_per_cpu,
 						     .oracle = true };
-			if (trial_run(&req, &res, &o)) {
-				fprintf(stderr, "iommulab verify: [%s] %s\n", where, res.error);
+			struct trial_noise nz;
+			char err[TRIAL_ERR_LEN];
+			if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
+				fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);
 				cmdq_check_config_free(d, vcfg);
 				goto out;
 			}
-			record(v, nv, &o, where);
+			bool sim = grid[i].engine == ENGINE_SIM;
+			bool inconclusive = false;
+			/* A trial that timed out while preempted: run it again (see noisy()). */
+			for (int r = 0;
+			     !sim && r < NOISE_RERUNS && timed_out_only(&o) && noisy(&nz); r++) {
+				if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
+					fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);
+					cmdq_check_config_free(d, vcfg);
+					goto out;
+				}
+				n_reruns++;
+			}
+			inconclusive = !sim && timed_out_only(&o) && noisy(&nz);
+			if (record(v, nv, &o, where, sim, inconclusive)) {
+				fprintf(stderr, "iommulab verify: out of memory\n");
+				cmdq_check_config_free(d, vcfg);
+				goto out;
+			}
 			*(grid[i].engine == ENGINE_SIM ? &n_sim : &n_native) += 1;
 			fprintf(stderr, ".");
 		}
@@ -350,16 +638,50 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		       : given[0] ? given
 				  : "(no parameters)");
 	printf("\n");
+	if (n_reruns)
+		printf("  %zu trials re-run: they timed out while preempted (noise)\n", n_reruns);
 	status = EXIT_OK;
+	bool any_inconclusive = false;
 	for (size_t k = 0; k < nv; k++) {
-		printf("  %-14s %s  (%zu runs)%s%s\n", v[k].name, v[k].pass ? "PASS" : "FAIL",
-		       v[k].runs, v[k].pass ? "" : "\n      first counterexample: ",
-		       v[k].pass ? "" : v[k].detail);
-		if (!v[k].pass)
+		size_t runs = v[k].runs[0] + v[k].runs[1];
+		bool failed = v[k].n_fails > 0;
+		bool inconcl = !failed && v[k].inconclusive[0] + v[k].inconclusive[1];
+		char nat[40], sim[40];
+
+		column(&v[k], 0, nat, sizeof(nat));
+		column(&v[k], 1, sim, sizeof(sim));
+		printf("  %-14s %-12s (%zu runs)  native: %-18s sim: %s\n", v[k].name,
+		       failed	 ? "FAIL"
+		       : inconcl ? "INCONCLUSIVE"
+				 : "PASS",
+		       runs, nat, sim);
+		if (failed)
 			status = EXIT_TRIALS_FAILED;
+		any_inconclusive |= inconcl;
 	}
-	printf("%s\n", status == EXIT_OK ? "all checks passed" : "some checks FAILED");
+	for (size_t k = 0; k < nv; k++) {
+		if (!v[k].n_fails)
+			continue;
+		printf("  %s FAILED in %zu configurations:\n", v[k].name, v[k].n_fails);
+		for (size_t f = 0; f < v[k].n_fails && f < VERIFY_FAILS_SHOWN; f++)
+			printf("      counterexample: %s\n", v[k].fails[f]);
+		if (v[k].n_fails > VERIFY_FAILS_SHOWN)
+			printf("      ... and %zu more\n", v[k].n_fails - VERIFY_FAILS_SHOWN);
+	}
+	if (status == EXIT_OK && any_inconclusive)
+		status = EXIT_TRIALS_FAILED;
+	printf("%s\n",
+	       status != EXIT_OK && !any_inconclusive ? "some checks FAILED"
+	       : status != EXIT_OK && any_inconclusive
+		       ? "some checks FAILED or INCONCLUSIVE (timed out under other load: rerun on "
+			 "a quieter machine)"
+		       : "all checks passed");
 out:
+	for (size_t k = 0; k < ORACLE_MAX_CHECKS; k++) {
+		for (size_t f = 0; f < v[k].n_fails; f++)
+			free(v[k].fails[f]);
+		free(v[k].fails);
+	}
 	scenario_cfg_free(&base);
 	scenario_free(s);
 	free(sets);

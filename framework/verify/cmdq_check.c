@@ -289,11 +289,18 @@ const struct oracle_check *cmdq_check_find(const struct oracle_report *o, const 
 }
 
 /* The checks, in the order they are evaluated and reported. */
-enum { CHECK_PROTOCOL, CHECK_EXACTLY_ONCE, CHECK_IN_ORDER, CHECK_SYNC_COMPLETE, CHECK_NO_DEADLOCK };
+enum {
+	CHECK_PROTOCOL,
+	CHECK_EXACTLY_ONCE,
+	CHECK_IN_ORDER,
+	CHECK_SYNC_COMPLETE,
+	CHECK_NO_DEADLOCK,
+	CHECK_NO_CRASH,
+};
 static const char *const check_names[] = {
 	[CHECK_PROTOCOL] = "protocol",	     [CHECK_EXACTLY_ONCE] = "exactly_once",
 	[CHECK_IN_ORDER] = "in_order",	     [CHECK_SYNC_COMPLETE] = "sync_complete",
-	[CHECK_NO_DEADLOCK] = "no_deadlock",
+	[CHECK_NO_DEADLOCK] = "no_deadlock", [CHECK_NO_CRASH] = "no_crash",
 };
 static_assert(LAB_ARRAY_SIZE(check_names) <= ORACLE_MAX_CHECKS, "oracle_report too small");
 
@@ -309,6 +316,7 @@ static void set_check(struct oracle_report *o, int which, bool pass, const char 
 
 	k->name = check_names[which];
 	k->pass = pass;
+	k->unchecked = false;
 	snprintf(k->detail, sizeof(k->detail), "%s", pass ? "" : detail);
 	o->n_checks = (uint32_t)which + 1;
 }
@@ -320,6 +328,15 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 	bool exactly_once = false, in_order = false;
 	const char *viol = smmu_error(dev);
 	const char *sync = cmdq_wl_sync_violation(wl);
+	/*
+	 * An issue() that returned an error stopped its CPU's trial there: what it was asked to
+	 * complete was not completed, whatever the trace shows. The workload's message names the
+	 * op and the code.
+	 */
+	const char *ierr = cmdq_wl_error(wl);
+
+	if (!sync)
+		sync = ierr;
 
 	if (sync && res->status == TRIAL_OK) {
 		res->status = TRIAL_FAILED;
@@ -336,6 +353,25 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 		snprintf(order, sizeof(order), "%s", once);
 	set_check(o, CHECK_EXACTLY_ONCE, exactly_once, once);
 	set_check(o, CHECK_IN_ORDER, in_order, order);
+	o->checks[CHECK_EXACTLY_ONCE].unchecked = o->checks[CHECK_IN_ORDER].unchecked =
+		hung || viol;
 	set_check(o, CHECK_SYNC_COMPLETE, !sync, sync);
 	set_check(o, CHECK_NO_DEADLOCK, !hung, res->error);
+	/* The trial came back to its caller: whatever else it did, it did not crash. */
+	set_check(o, CHECK_NO_CRASH, true, NULL);
+}
+
+void cmdq_check_lost(struct oracle_report *o, bool hang, const char *detail)
+{
+	memset(o, 0, sizeof(*o));
+	for (int k = 0; k < (int)LAB_ARRAY_SIZE(check_names); k++) {
+		bool fails = k == (hang ? CHECK_NO_DEADLOCK : CHECK_NO_CRASH);
+
+		set_check(o, k, !fails, fails ? detail : NULL);
+		o->checks[k].unchecked = !fails;
+		if (!fails)
+			snprintf(o->checks[k].detail, sizeof(o->checks[k].detail),
+				 "not checked: the trial's process %s",
+				 hang ? "was killed" : "crashed");
+	}
 }

@@ -21,8 +21,14 @@
  *   protocol      the device saw no protocol violation (its message is the counterexample)
  *   exactly_once  every issued command was consumed exactly once
  *   in_order      each op's commands consumed contiguously, in order; each CPU's ops in order
- *   sync_complete every sync issue returned only after all of its commands were consumed
+ *   sync_complete every sync issue returned 0, and only after the device completed a CMD_SYNC
+ *                 behind all of its commands (the device's record, smmu_done_seq: not CONS
+ *                 passing the last command, which a TLBI does at its fetch)
  *   no_deadlock   every CPU finished within watchdog_ms of its last progress
+ *   no_crash      the trial ended without a signal (a crash or an abort: verify runs each trial
+ *                 in a child process and fills a lost one's report with cmdq_check_lost)
+ * A check that could not be judged (exactly_once and in_order on an abandoned trial, every
+ * other check of a lost one) is neither pass nor a counterexample: unchecked.
  */
 #ifndef IOMMULAB_VERIFY_CMDQ_CHECK_H
 #define IOMMULAB_VERIFY_CMDQ_CHECK_H
@@ -61,6 +67,7 @@ struct cmdq_check_variant {
 struct oracle_check {
 	const char *name; /* lower_snake_case, stable: tests and the CLI name checks by it */
 	bool pass;
+	bool unchecked; /* not judged (then !pass, and detail says why): no verdict either way */
 	char detail[ORACLE_DETAIL_LEN]; /* the first counterexample when !pass */
 };
 
@@ -133,5 +140,12 @@ const struct oracle_check *cmdq_check_find(const struct oracle_report *o, const 
  */
 void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 		       const struct cmdq_wl *wl, bool hung, struct trial_result *res);
+
+/*
+ * The report of a trial whose process never returned its own: killed after it hung (hang:
+ * no_deadlock fails with detail) or ended by a signal (no_crash fails with detail); every
+ * other check is unchecked.
+ */
+void cmdq_check_lost(struct oracle_report *o, bool hang, const char *detail);
 
 #endif /* IOMMULAB_VERIFY_CMDQ_CHECK_H */

@@ -358,7 +358,19 @@ struct worker {
 	struct lab_cpu *c;
 	unsigned int seed;
 	int steps;
+	/*
+	 * 0, or every allocation's limit: a domain of a few hundred pages that runs out, so that
+	 * flush-and-retry runs on every CPU at once (an empty result is then legal).
+	 */
+	uint64_t small_limit;
 };
+
+/*
+ * A limit that is not 2^k - 1: one below the end of the range just freed, so that a cache
+ * handing that range straight back without looking at the limit is caught. Only where the
+ * space below it is large enough that the slow path always finds room.
+ */
+#define LIMIT_BELOW_FREED_MIN 4096
 
 static void *random_worker(void *arg)
 {
@@ -366,6 +378,8 @@ static void *random_worker(void *arg)
 	struct worker *w = arg;
 	struct rig *r = w->r;
 	struct range *live = calloc(MAXLIVE, sizeof(*live));
+	uint64_t below_freed = 0;
+	unsigned int limit_seed = w->seed ^ 0x5bd1e995u;
 	int n = 0;
 
 	if (!live) {
@@ -381,14 +395,28 @@ static void *random_worker(void *arg)
 			int i = rand_r(&w->seed) % n;
 
 			checked_free(r, w->c, live[i].pfn, live[i].size);
+			uint64_t end = live[i].pfn + alloc_size(live[i].size) - 1;
+			/* Its own stream: the random ops stay what they were before. */
+			if (rand_r(&limit_seed) % 4 == 0 && end > LIMIT_BELOW_FREED_MIN)
+				below_freed = end - 1;
 			live[i] = live[--n];
 		} else {
 			/* Mostly small sizes (the cached bins), some up to 64 pages. */
 			uint64_t span = rand_r(&w->seed) % 2 ? 4 : 64;
 			uint64_t size = (uint64_t)rand_r(&w->seed) % span + 1;
 			uint64_t limit = rand_r(&w->seed) % 2 ? LIM32 : LIM64;
+
+			if (w->small_limit) {
+				limit = w->small_limit;
+				size = size % 4 + 1;
+			} else if (below_freed) {
+				limit = below_freed;
+			}
+			below_freed = 0;
 			uint64_t pfn = checked_alloc(r, w->c, size, limit, true);
 
+			if (!pfn && w->small_limit && rig_ok(r))
+				continue; /* the small domain is full even after the flush */
 			if (!pfn) {
 				rig_fail(r,
 					 "CPU %u: alloc(size %llu, limit %#llx) with %d range(s) "
@@ -410,7 +438,7 @@ static void *random_worker(void *arg)
 	return NULL;
 }
 
-static bool check_random(struct rig *r, uint32_t ncpus)
+static bool check_random(struct rig *r, uint32_t ncpus, uint64_t small_limit)
 {
 	struct worker w[MAX_CPUS];
 	pthread_t t[MAX_CPUS];
@@ -419,7 +447,7 @@ static bool check_random(struct rig *r, uint32_t ncpus)
 	if (!shadow_init(r, LIM64 + 1))
 		return false;
 	for (uint32_t i = 0; i < ncpus; i++) {
-		w[i] = (struct worker){ r, rig_cpu(r, i), 17u + i, 20000 };
+		w[i] = (struct worker){ r, rig_cpu(r, i), 17u + i, 20000, small_limit };
 		if (ncpus == 1) {
 			random_worker(&w[i]);
 		} else if (pthread_create(&t[i], NULL, random_worker, &w[i])) {
@@ -444,26 +472,40 @@ static bool check_random(struct rig *r, uint32_t ncpus)
 }
 
 static void run_random(const struct lab_plugin *p, const void *config,
-		       struct iova_check_result *res, uint32_t ncpus)
+		       struct iova_check_result *res, uint32_t ncpus, uint64_t small_limit)
 {
 	struct rig r;
 	bool inited = rig_open(&r, p, config, res, ncpus, 1);
 
 	if (inited)
-		check_random(&r, ncpus);
+		check_random(&r, ncpus, small_limit);
 	rig_close(&r, inited);
+}
+
+/*
+ * 2 CPUs in a domain of SMALL_DOMAIN_PAGES (not a power of two, nor its limit 2^k - 1): it
+ * runs out again and again, and each CPU's flush-and-retry runs while the other allocates and
+ * frees, so a flush that touches another CPU's magazine without its lock hands a range out
+ * twice (the shadow map sees it).
+ */
+#define SMALL_DOMAIN_PAGES 300
+
+static void run_small_domain_2cpu(const struct lab_plugin *p, const void *config,
+				  struct iova_check_result *res)
+{
+	run_random(p, config, res, 2, SMALL_DOMAIN_PAGES);
 }
 
 static void run_random_1cpu(const struct lab_plugin *p, const void *config,
 			    struct iova_check_result *res)
 {
-	run_random(p, config, res, 1);
+	run_random(p, config, res, 1, 0);
 }
 
 static void run_random_2cpu(const struct lab_plugin *p, const void *config,
 			    struct iova_check_result *res)
 {
-	run_random(p, config, res, 2);
+	run_random(p, config, res, 2, 0);
 }
 
 /* ---- flushes -----------------------------------------------------------------------------------
@@ -947,6 +989,9 @@ static const struct iova_check checks[] = {
 	  run_random_1cpu },
 	{ "random_2cpu", "2 CPUs concurrently, 20000 random ops each: the same properties",
 	  run_random_2cpu },
+	{ "small_domain_2cpu",
+	  "2 CPUs in a 300-page domain: flush-and-retry on both at once, no range twice",
+	  run_small_domain_2cpu },
 	{ "flush_returns_everything", "flush_cpu/flush_all return exactly what is cached",
 	  run_flush },
 	{ "full_domain_flush_and_retry", "a 64-page domain: flush and retry once, then fail",

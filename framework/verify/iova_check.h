@@ -5,7 +5,9 @@
  * the verdicts, tests/conformance/test_iova_conformance.c asserts them.
  *
  * Properties: no range handed out twice or overlapping a live one (a shadow bitmap of the
- * live pfns), every range inside its limit and size-aligned, everything returned exactly once
+ * live pfns), every range inside its limit (also limits that are not 2^k - 1: one below the end
+ * of a range just freed) and size-aligned, 2 CPUs in a 300-page domain flushing and retrying
+ * at once (small_domain_2cpu), everything returned exactly once
  * by fini (tree back to the anchor, no lab_alloc leak), flushes return everything cached,
  * allocation failure flushes and retries once and then fails cleanly, magazine allocation
  * failure loses nothing, a ticking depot is trimmed to ncpus, a bounded depot stays within
