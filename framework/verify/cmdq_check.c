@@ -32,12 +32,14 @@ static const uint64_t grid_thinks[] = { 0, 200 };
 static const uint32_t sim_cpus[] = { 4, 16, 64 };
 static const uint32_t sim_shifts[] = { 3, 4 };
 static const uint32_t sim_cmds[] = { 1, 5 };
+/* Sequential consistency, then Arm's store buffers: a missing barrier fails only there. */
+static const int sim_memory[] = { MACHINE_MEMORY_SC, MACHINE_MEMORY_ARM };
 
 #define GRID_MAX                                                                                   \
 	(LAB_ARRAY_SIZE(grid_cpus) * LAB_ARRAY_SIZE(grid_shifts) * LAB_ARRAY_SIZE(grid_msi) *      \
 		 LAB_ARRAY_SIZE(grid_cmds) * LAB_ARRAY_SIZE(grid_thinks) +                         \
 	 LAB_ARRAY_SIZE(sim_cpus) * LAB_ARRAY_SIZE(sim_shifts) * LAB_ARRAY_SIZE(grid_msi) *        \
-		 LAB_ARRAY_SIZE(sim_cmds))
+		 LAB_ARRAY_SIZE(sim_cmds) * LAB_ARRAY_SIZE(sim_memory))
 
 static struct cmdq_check_point grid[GRID_MAX];
 static size_t grid_n;
@@ -77,14 +79,17 @@ static void grid_build(void)
 		for (size_t s = 0; s < LAB_ARRAY_SIZE(sim_shifts); s++)
 			for (size_t m = 0; m < LAB_ARRAY_SIZE(grid_msi); m++)
 				for (size_t k = 0; k < LAB_ARRAY_SIZE(sim_cmds); k++)
-					grid[grid_n++] = (struct cmdq_check_point){
-						.engine = ENGINE_SIM,
-						.ops_per_cpu = CMDQ_CHECK_SIM_OPS / sim_cpus[c],
-						.cpus = sim_cpus[c],
-						.queue_shift = sim_shifts[s],
-						.msi = grid_msi[m],
-						.cmds_per_sync = sim_cmds[k],
-					};
+					for (size_t w = 0; w < LAB_ARRAY_SIZE(sim_memory); w++)
+						grid[grid_n++] = (struct cmdq_check_point){
+							.engine = ENGINE_SIM,
+							.ops_per_cpu =
+								CMDQ_CHECK_SIM_OPS / sim_cpus[c],
+							.cpus = sim_cpus[c],
+							.queue_shift = sim_shifts[s],
+							.msi = grid_msi[m],
+							.cmds_per_sync = sim_cmds[k],
+							.memory = sim_memory[w],
+						};
 }
 
 const struct cmdq_check_point *cmdq_check_grid(size_t *n)
@@ -126,12 +131,15 @@ void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg
 	cfg->smmu.msi = p->msi;
 	cfg->wl_cmdq.cmds_per_sync = p->cmds_per_sync;
 	cfg->wl_cmdq.think_ns = p->think_ns;
+	cfg->machine.memory = p->memory;
 }
 
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len)
 {
 	snprintf(buf, len, "engine=%s cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
-		 cfg->scenario.engine == ENGINE_SIM ? "sim" : "native",
+		 cfg->scenario.engine == ENGINE_SIM
+			 ? (cfg->machine.memory == MACHINE_MEMORY_ARM ? "sim memory=arm" : "sim")
+			 : "native",
 		 (unsigned)cfg->scenario.cpus, (unsigned)cfg->smmu.queue_shift,
 		 cfg->smmu.msi ? "on" : "off", (unsigned)cfg->wl_cmdq.cmds_per_sync,
 		 (unsigned)cfg->wl_cmdq.think_ns);

@@ -85,6 +85,7 @@ struct cmdq_check_point {
 	bool msi;
 	uint32_t cmds_per_sync;
 	uint64_t think_ns;
+	int memory; /* sim: enum machine_memory */
 };
 
 /* Every point, in the order verify runs them. */
