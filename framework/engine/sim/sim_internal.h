@@ -166,6 +166,9 @@ static inline uint32_t sim_key_id(uint64_t key)
 	return (uint32_t)(key & ((1u << KEY_ID_BITS) - 1));
 }
 
+/* The run queue's array for n CPUs: room for the 4 children of the last inner entry. */
+#define SIM_HEAP_SLOTS(n) ((size_t)(n) + 4)
+
 /* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
 void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id);
 uint64_t sim_heap_pop(struct sim *s);

@@ -205,9 +205,9 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->watchdog = job->watchdog_ns ? job->watchdog_ns * PS_PER_NS : NEVER / 2;
 	s->n_live = ncpus;
 	s->cpus = calloc(ncpus, sizeof(*s->cpus));
-	s->heap = malloc((2 * (size_t)ncpus + 2) * sizeof(*s->heap));
+	s->heap = malloc(SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
 	if (s->heap)
-		memset(s->heap, 0xff, (2 * (size_t)ncpus + 2) * sizeof(*s->heap));
+		memset(s->heap, 0xff, SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
 	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
 	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS))
 		goto out;
