@@ -96,6 +96,13 @@ struct sim_agent {
 void sim_agent_wrote(const void *p, size_t len);
 
 /*
+ * For an agent: it has just stored into [p, p + len) (an MSI, a poisoned slot), memory CPUs
+ * may be sleeping on. Only the CPUs sleeping on lines stored into are looked at when its
+ * progress moves: an agent must report every store to memory a CPU may wait on.
+ */
+void sim_agent_stored(const void *p, size_t len);
+
+/*
  * For an agent's registers: the running CPU has just read one (CONS). If it then sleeps in
  * a spin-wait before its op ends, the agent's progress wakes it as well as a write to the
  * watched line (its condition reads the register, which no CPU writes).
