@@ -18,6 +18,19 @@ void hist_reset(struct hist *h)
 	h->min = UINT64_MAX;
 }
 
+void hist_clear(struct hist *h)
+{
+	if (h->count) {
+		uint32_t lo = hist_bucket(h->min), hi = hist_bucket(h->max);
+		memset(&h->buckets[lo], 0, (hi - lo + 1) * sizeof(h->buckets[0]));
+	}
+	h->count = 0;
+	h->max = 0;
+	h->min = UINT64_MAX;
+	h->mean = 0;
+	h->m2 = 0;
+}
+
 void hist_merge(struct hist *dst, const struct hist *src)
 {
 	if (!src->count)

@@ -236,3 +236,25 @@ Test(histogram, summarize_fills_every_field, .timeout = 5)
 	cr_assert(s.p50 <= s.p90 && s.p90 <= s.p99 && s.p99 <= s.p999 && s.p999 <= s.max);
 	cr_assert(fabs(s.stddev - 288819.436) < 1.0, "stddev %g", s.stddev);
 }
+
+/* hist_clear() clears only min's to max's buckets: it must leave what hist_reset() does. */
+Test(histogram, clear_equals_reset, .timeout = 5)
+{
+	static struct hist a, b;
+	uint64_t x = 7;
+
+	hist_reset(&a);
+	hist_reset(&b);
+	for (int i = 0; i < 10000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		hist_record(&a, x >> (x & 63));
+	}
+	hist_record(&a, 0);
+	hist_record(&a, UINT64_MAX);
+	hist_clear(&a);
+	cr_assert_eq(memcmp(&a, &b, sizeof(a)), 0);
+	hist_record(&a, 1000);
+	hist_clear(&a);
+	hist_clear(&a);
+	cr_assert_eq(memcmp(&a, &b, sizeof(a)), 0);
+}
