@@ -332,6 +332,16 @@ Test(sim, atomic_add_is_atomic)
 	cr_assert_eq(o.ops, 16000);
 }
 
+/* The most virtual CPUs a run may have, each doing its share. */
+Test(sim, runs_the_most_cpus, .timeout = 60)
+{
+	struct run_out o;
+
+	run(op_add, SIM_MAX_CPUS, 20, 0, &mach, &o);
+	cr_assert_eq(sh->counter, SIM_MAX_CPUS * 20);
+	cr_assert_eq(o.ops, SIM_MAX_CPUS * 20);
+}
+
 Test(sim, cas_loop_is_atomic)
 {
 	struct run_out o;

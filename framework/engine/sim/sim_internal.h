@@ -155,10 +155,10 @@ static inline uint64_t due_to_ps(uint64_t ns)
 
 /*
  * One compare per step instead of two (clock, then id) is what makes the sift cheap: the
- * heap is walked on nearly every switch. The clock keeps 56 bits of picoseconds (20 hours of
- * virtual time), the id the low 8 (SIM_MAX_CPUS).
+ * heap is walked on nearly every switch. The clock keeps 54 bits of picoseconds (5 hours of
+ * virtual time), the id the low 10 (SIM_MAX_CPUS).
  */
-#define KEY_ID_BITS   8
+#define KEY_ID_BITS   10
 #define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
 
 _Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a heap key");
