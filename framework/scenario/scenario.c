@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/sim/sim.h"
 #include "params/params.h"
 #include "scenario/scenario_internal.h"
 #include "util/array.h"
@@ -267,7 +266,7 @@ static const struct entry *last_entry(const struct loader *L, const char *sectio
 }
 
 /*
- * engine = sim runs at most SIM_MAX_CPUS virtual CPUs: refused here, at every point of the
+ * engine = sim runs at most SCENARIO_SIM_MAX_CPUS virtual CPUs: refused here, at every point of the
  * sweep, rather than trial by trial once the run has started.
  */
 static void check_sim_cpus(struct loader *L)
@@ -286,9 +285,10 @@ static void check_sim_cpus(struct loader *L)
 			cpus ? strtoull(cpus->values[i], NULL, 10) : s->base.scenario.cpus;
 		const struct entry *e = last_entry(L, "scenario", "cpus");
 
-		if (n > SIM_MAX_CPUS) {
+		if (n > SCENARIO_SIM_MAX_CPUS) {
 			scn_report(L, e, e ? e->line : 0, "scenario", "cpus",
-				   "engine = sim runs 1 to %d CPUs, not %llu", SIM_MAX_CPUS, n);
+				   "engine = sim runs 1 to %d CPUs, not %llu",
+				   SCENARIO_SIM_MAX_CPUS, n);
 			return;
 		}
 	}

@@ -54,7 +54,7 @@
 #include "engine/engine.h"
 #include "scenario/scenario.h"
 
-#define SIM_MAX_CPUS 1024
+#define SIM_MAX_CPUS SCENARIO_SIM_MAX_CPUS
 
 /* The machine is the scenario's [machine] section (struct scenario_machine, scenario.h). */
 
