@@ -60,6 +60,8 @@ struct smmu_dev {
 
 	struct smmu_stats stats; /* counters updated under lock, except cons_reads (atomic) */
 	uint64_t *done_seq;	 /* per CPU, atomic */
+	void (*stored)(void *arg, const void *p, size_t len); /* smmu_set_store_hook */
+	void *stored_arg;
 	struct lab_cmd *trace;
 	uint64_t trace_n;
 	bool trace_truncated;
@@ -215,6 +217,20 @@ static uint32_t slot_of(const struct smmu_dev *dev, uint32_t p)
 	return p & (dev->nents - 1);
 }
 
+/* The device has stored into CPU-visible memory: tell whoever asked (the sim's wake-ups). */
+static inline void dev_stored(struct smmu_dev *dev, const void *p, size_t len)
+{
+	if (dev->stored)
+		dev->stored(dev->stored_arg, p, len);
+}
+
+void smmu_set_store_hook(struct smmu_dev *dev, void (*fn)(void *arg, const void *p, size_t len),
+			 void *arg)
+{
+	dev->stored = fn;
+	dev->stored_arg = arg;
+}
+
 /* The word a CMD_SYNC's completion writes msidata to, or NULL (CS = NONE/SEV, or no MSI). */
 static uint32_t *sync_msi_word(const struct smmu_dev *dev, const struct lab_cmd *pub,
 			       uint32_t *msidata)
@@ -317,6 +333,7 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 		dev->retire_at[idx] = t;
 		lab_store64(&slot->dw[1], 0, LAB_RELAXED);
 		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
+		dev_stored(dev, slot, sizeof(*slot));
 		__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
 
 		/* Done for the oracle only when a CMD_SYNC after it completes: that is the
@@ -374,9 +391,12 @@ static void complete_sync(struct smmu_dev *dev)
 		lab_store64(&slot->dw[0], msidata, LAB_RELEASE);
 	} else {
 		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
-		if (msi_word)
+		if (msi_word) {
 			lab_store32(msi_word, msidata, LAB_RELEASE);
+			dev_stored(dev, msi_word, sizeof(*msi_word));
+		}
 	}
+	dev_stored(dev, slot, sizeof(*slot));
 	__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
 	dev->stats.syncs++;
 	dev->stats.msi_writes += msi_word != NULL;

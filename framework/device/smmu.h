@@ -89,6 +89,14 @@ uint32_t smmu_fetched(const struct smmu_dev *dev);
  * moves CONS: the sim's progress. */
 uint64_t smmu_events(const struct smmu_dev *dev);
 
+/*
+ * fn (NULL: none) is called with [p, p + len) after each store the device makes into memory
+ * CPUs read (a poisoned slot, an MSI), before events moves: so the sim wakes only the CPUs
+ * sleeping on what changed instead of looking at every sleeping CPU.
+ */
+void smmu_set_store_hook(struct smmu_dev *dev, void (*fn)(void *arg, const void *p, size_t len),
+			 void *arg);
+
 /* The first violation, or NULL. */
 const char *smmu_error(const struct smmu_dev *dev);
 

@@ -52,7 +52,7 @@ engine_cpu_loop(const struct engine_job *job, struct lab_cpu *c, struct engine_c
 			measuring = true;
 			host_cpu_reset_events(c, job->counters, job->n_counters);
 			for (uint32_t m = 0; m < job->n_metrics; m++)
-				hist_reset(&res->hists[m]);
+				hist_clear(&res->hists[m]);
 			h->measure_started(ctx);
 		}
 		h->before_op(ctx);

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,6 +247,53 @@ static void resolve_topology(struct loader *L)
 	*t = p;
 }
 
+/* The last entry that sets section.key, or swept it (sweep.key or sweep.section.key). */
+static const struct entry *last_entry(const struct loader *L, const char *section, const char *key)
+{
+	char dotted[64];
+
+	snprintf(dotted, sizeof(dotted), "%s.%s", section, key);
+	for (size_t i = L->n_entries; i-- > 0;) {
+		const struct entry *e = &L->entries[i];
+		if (!e->key)
+			continue;
+		if ((!strcmp(e->section, section) && !strcmp(e->key, key)) ||
+		    (!strcmp(e->section, "sweep") &&
+		     (!strcmp(e->key, key) || !strcmp(e->key, dotted))))
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * engine = sim runs at most SCENARIO_SIM_MAX_CPUS virtual CPUs: refused here, at every point of the
+ * sweep, rather than trial by trial once the run has started.
+ */
+static void check_sim_cpus(struct loader *L)
+{
+	const struct scenario *s = L->s;
+	const struct sweep_axis *eng = scenario_find_axis(s, "scenario", "engine");
+	const struct sweep_axis *cpus = scenario_find_axis(s, "scenario", "cpus");
+	bool sim = s->base.scenario.engine == ENGINE_SIM;
+
+	for (size_t i = 0; eng && i < eng->n_values; i++)
+		sim |= !strcmp(eng->values[i], "sim");
+	if (!sim)
+		return;
+	for (size_t i = 0; i < (cpus ? cpus->n_values : 1); i++) {
+		unsigned long long n =
+			cpus ? strtoull(cpus->values[i], NULL, 10) : s->base.scenario.cpus;
+		const struct entry *e = last_entry(L, "scenario", "cpus");
+
+		if (n > SCENARIO_SIM_MAX_CPUS) {
+			scn_report(L, e, e ? e->line : 0, "scenario", "cpus",
+				   "engine = sim runs 1 to %d CPUs, not %llu",
+				   SCENARIO_SIM_MAX_CPUS, n);
+			return;
+		}
+	}
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -264,6 +312,8 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 	apply_machine_preset(&L);
 	scn_apply_all(&L);
 	resolve_topology(&L);
+	if (!L.n_msgs && !L.oom)
+		check_sim_cpus(&L);
 out:
 	if (finish(&L, diags))
 		return L.s;

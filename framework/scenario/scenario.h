@@ -26,6 +26,9 @@
  */
 #define SCENARIO_MAX_LINE 199
 
+/* The most virtual CPUs engine = sim runs (SIM_MAX_CPUS), checked when a scenario loads. */
+#define SCENARIO_SIM_MAX_CPUS 1024
+
 enum workload_kind { WORKLOAD_CMDQ = 0, WORKLOAD_IOVA, WORKLOAD_DMA, WORKLOAD_MICRO };
 enum engine_kind { ENGINE_NATIVE = 0, ENGINE_SIM };
 enum device_mode { DEVICE_INLINE = 0, DEVICE_THREAD };

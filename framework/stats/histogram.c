@@ -18,6 +18,19 @@ void hist_reset(struct hist *h)
 	h->min = UINT64_MAX;
 }
 
+void hist_clear(struct hist *h)
+{
+	if (h->count) {
+		uint32_t lo = hist_bucket(h->min), hi = hist_bucket(h->max);
+		memset(&h->buckets[lo], 0, (hi - lo + 1) * sizeof(h->buckets[0]));
+	}
+	h->count = 0;
+	h->max = 0;
+	h->min = UINT64_MAX;
+	h->sum = 0;
+	h->sumsq = 0;
+}
+
 void hist_merge(struct hist *dst, const struct hist *src)
 {
 	if (!src->count)
@@ -27,13 +40,9 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		return;
 	}
 
-	/* Chan, Golub & LeVeque: combine two (count, mean, M2) triples without re-reading data. */
-	double na = (double)dst->count, nb = (double)src->count, n = na + nb;
-	double delta = src->mean - dst->mean;
-
-	dst->mean += delta * nb / n;
-	dst->m2 += src->m2 + delta * delta * na * nb / n;
 	dst->count += src->count;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
@@ -86,13 +95,21 @@ uint64_t hist_quantile(const struct hist *h, double q)
 	return h->max; /* buckets and count disagree: only if the caller corrupted them */
 }
 
+double hist_mean(const struct hist *h)
+{
+	return h->count ? (double)h->sum / (double)h->count : 0.0;
+}
+
 double hist_stddev(const struct hist *h)
 {
 	if (h->count < 2)
 		return 0.0;
-	double var = h->m2 / (double)(h->count - 1);
+	/* (n - 1) x variance = sumsq - sum^2 / n, in integers (sum^2 fits 128 bits) but for
+	 * the division's remainder, whose share is taken off in floating point. */
+	hist_u128 s1 = h->sum, sq = s1 * s1, n = h->count;
+	double m2 = (double)(h->sumsq - sq / n) - (double)(sq % n) / (double)n;
+	double var = m2 / (double)(h->count - 1);
 
-	/* Rounding in the running updates can leave a tiny negative M2 for constant data. */
 	return var > 0.0 ? sqrt(var) : 0.0;
 }
 
@@ -102,7 +119,7 @@ void hist_summarize(const struct hist *h, struct lat_summary *out)
 	out->count = h->count;
 	if (!h->count)
 		return;
-	out->mean = h->mean;
+	out->mean = hist_mean(h);
 	out->stddev = hist_stddev(h);
 	out->min = h->min;
 	out->max = h->max;

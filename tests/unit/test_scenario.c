@@ -634,3 +634,35 @@ Test(scenario, find_kind_tells_same_named_plugins_apart, .timeout = 5)
 	scenario_free(s);
 	diag_clear(&d);
 }
+
+/* engine = sim's CPU limit is checked when the scenario loads, at every point of the sweep. */
+Test(scenario, sim_cpus_are_refused_at_load, .timeout = 5)
+{
+	static const char *const file[] = {
+		":3: [scenario] cpus: engine = sim runs 1 to 1024 CPUs, not 2048",
+	};
+	static const char *const swept[] = {
+		":6: [scenario] cpus: engine = sim runs 1 to 1024 CPUs, not 1025",
+	};
+	static const char *const set_arg[] = { "sweep.engine=native, sim" };
+	static const char *const by_set[] = {
+		":3: [scenario] cpus: engine = sim runs 1 to 1024 CPUs, not 4096",
+	};
+	struct scenario *s;
+
+	expect_load_errors("[scenario]\nengine = sim\ncpus = 2048\n[plugins]\ncmdq = fake\n", NULL,
+			   0, file, N(file));
+	expect_load_errors("[scenario]\nengine = sim\n[plugins]\ncmdq = fake\n[sweep]\n"
+			   "cpus = 1, 1024, 1025\n",
+			   NULL, 0, swept, N(swept));
+	expect_load_errors("[scenario]\nengine = native\ncpus = 4096\n[plugins]\ncmdq = fake\n",
+			   set_arg, 1, by_set, N(by_set));
+	write_tmp("[scenario]\nengine = native\ncpus = 4096\n[plugins]\ncmdq = fake\n");
+	s = load_ok(tmp_path, NULL, 0);
+	scenario_free(s);
+	remove_tmp();
+	write_tmp("[scenario]\nengine = sim\ncpus = 1024\n[plugins]\ncmdq = fake\n");
+	s = load_ok(tmp_path, NULL, 0);
+	scenario_free(s);
+	remove_tmp();
+}

@@ -332,6 +332,16 @@ Test(sim, atomic_add_is_atomic)
 	cr_assert_eq(o.ops, 16000);
 }
 
+/* The most virtual CPUs a run may have, each doing its share. */
+Test(sim, runs_the_most_cpus, .timeout = 60)
+{
+	struct run_out o;
+
+	run(op_add, SIM_MAX_CPUS, 20, 0, &mach, &o);
+	cr_assert_eq(sh->counter, SIM_MAX_CPUS * 20);
+	cr_assert_eq(o.ops, SIM_MAX_CPUS * 20);
+}
+
 Test(sim, cas_loop_is_atomic)
 {
 	struct run_out o;
@@ -1101,4 +1111,35 @@ Test(sim_trial, results_do_not_depend_on_the_host_heap, .timeout = 60)
 	for (uint32_t k = 0; k < r[0].n_counters; k++)
 		cr_assert_eq(r[0].counters[k].total, r[1].counters[k].total, "%s",
 			     r[0].counters[k].name);
+}
+
+/* A topology loaded twice is parsed once; a file rewritten in place is parsed again. */
+Test(sim_topology, a_rewritten_file_is_parsed_again)
+{
+	char path[] = "/tmp/iommulab-topo-XXXXXX", err[256];
+	struct sim_topology a, b;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	cr_assert_geq(fd, 0);
+	f = fdopen(fd, "w");
+	fputs("# three cores\n\n10\n20,30\n", f);
+	fclose(f);
+	cr_assert_eq(sim_topology_load(path, &a, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sim_topology_load(path, &b, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(a.n, 3);
+	cr_assert_eq(b.n, 3);
+	cr_assert_eq(memcmp(a.lat, b.lat, 9 * sizeof(*a.lat)), 0);
+	cr_assert_eq(b.lat[2 * 3 + 1], 30);
+	sim_topology_free(&b);
+	f = fopen(path, "w");
+	fputs("\n10\n20,40\n5,5,5\n", f);
+	fclose(f);
+	cr_assert_eq(sim_topology_load(path, &b, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(b.n, 4);
+	cr_assert_eq(b.lat[2 * 4 + 1], 40);
+	cr_assert_eq(a.lat[2 * 3 + 1], 30); /* the first copy is the caller's own */
+	sim_topology_free(&a);
+	sim_topology_free(&b);
+	unlink(path);
 }

@@ -15,6 +15,7 @@
  */
 #include "engine/sim/sim.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,7 +33,15 @@
 
 _Thread_local struct sim *cur_sim;
 
-/* ---- the run queue: a binary heap of (clock, id) packed in one word ------------------------ */
+/* ---- the run queue: a 4-ary heap of (clock, id) packed in one word ------------------------ */
+
+/*
+ * Four children per node halve the depth of a binary heap, and the four are adjacent (one or
+ * two cache lines), so a sift touches half the lines and takes half the unpredictable steps.
+ * Keys are unique (a CPU is queued at most once, its id is in the key), so every correct
+ * priority queue pops them in the same order: the run is the same as with any other heap.
+ */
+#define HEAP_ARITY 4
 
 void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id)
 {
@@ -42,7 +51,7 @@ void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id)
 	if (clock < s->horizon)
 		s->horizon = clock;
 	while (i) {
-		uint32_t parent = (i - 1) / 2;
+		uint32_t parent = (i - 1) / HEAP_ARITY;
 		if (e >= s->heap[parent])
 			break;
 		s->heap[i] = s->heap[parent];
@@ -53,28 +62,29 @@ void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id)
 
 /*
  * Put e where the head was and sift it down (n entries). Slots from n on hold UINT64_MAX
- * (the array has room for 2n + 2), so the smaller child is picked without a bounds test or a
- * branch: the walk's branches were the sim's largest cost.
+ * (the array has room for n + HEAP_ARITY: SIM_HEAP_SLOTS), so the smallest child is picked
+ * without a bounds test or a branch: the walk's branches were the sim's largest cost.
  */
 static void heap_sift_down(uint64_t *heap, uint32_t n, uint64_t e)
 {
 	uint32_t i = 0;
 
 	for (;;) {
-		uint32_t l = 2 * i + 1;
-		if (l >= n)
+		uint32_t c = HEAP_ARITY * i + 1;
+		if (c >= n)
 			break;
-		uint64_t a = heap[l], b = heap[l + 1];
-		uint32_t right = b < a;
-		uint64_t m = right ? b : a;
+		uint64_t a = heap[c], b = heap[c + 1], x = heap[c + 2], y = heap[c + 3];
+		uint32_t ab = b < a, xy = y < x;
+		uint64_t m0 = ab ? b : a, m1 = xy ? y : x;
+		uint32_t hi = m1 < m0;
+		uint64_t m = hi ? m1 : m0;
 		if (e <= m)
 			break;
 		heap[i] = m;
-		i = l + right;
+		i = c + (hi ? 2 + xy : ab);
 	}
 	heap[i] = e;
 }
-
 uint64_t sim_heap_pop(struct sim *s)
 {
 	uint64_t top = s->heap[0], last = s->heap[--s->heap_n];
@@ -493,6 +503,11 @@ static void unlink_waiter(struct sim *s, struct sim_cpu *x)
 
 static void make_runnable(struct sim *s, struct sim_cpu *x, uint64_t now)
 {
+	uint64_t bit = 1ull << (x->id % 64);
+
+	s->dev_parked[x->id / 64] &= ~bit;
+	s->agent_parked[x->id / 64] &= ~bit;
+	s->stale_parked[x->id / 64] &= ~bit;
 	x->agent_waiter = false;
 	x->clock = x->clock > now ? x->clock : now;
 	x->state = CPU_RUNNABLE;
@@ -516,10 +531,54 @@ static void wake_watchers(struct sim *s, struct sim_line *l, uint64_t now)
 	}
 }
 
-/* Wake the CPUs sleeping on a word the device has changed. */
+/* The line of tag, or NULL when no CPU has touched it (nobody sleeps on it). */
+static struct sim_line *line_find(struct sim *s, uintptr_t tag)
+{
+	for (size_t i = line_hash(s, tag);; i = (i + 1) & s->lines_mask) {
+		struct sim_line *l = &s->lines[i];
+		if (l->tag == tag)
+			return l;
+		if (!l->tag)
+			return NULL;
+	}
+}
+
+void sim_agent_stored(const void *p, size_t len)
+{
+	struct sim *s = cur_sim;
+	uintptr_t a = (uintptr_t)p >> 6, end = ((uintptr_t)p + len + 63) >> 6;
+
+	if (!s)
+		return;
+	for (; a < end; a++) {
+		if (s->n_dirty < SIM_DIRTY_MAX)
+			s->dirty[s->n_dirty++] = a;
+		else
+			s->dirty_all = true;
+	}
+}
+
+static inline bool watch_changed(const struct sim_cpu *x)
+{
+	if (!x->watch_size)
+		return false;
+	return (x->watch_size == 4 ? *(volatile const uint32_t *)x->watch
+				   : *(volatile const uint64_t *)x->watch) != x->watch_val;
+}
+
+/*
+ * Wake the CPUs sleeping on a word the device has changed, and those whose condition read a
+ * device register. A sleeping CPU's word changes under it only by a device store (a CPU's
+ * store wakes it at once), so the candidates are the sleepers on the lines the device stored
+ * into since the last look (sim_agent_stored; every sleeper the device can wake when they
+ * overflow), those that read a device register, and those that went to sleep on a value
+ * already gone (stale_parked). They are handled in id order, as a look at every CPU would:
+ * at 256 CPUs that look was the sim's largest cost.
+ */
 static void device_wakeups(struct sim *s, uint64_t now)
 {
-	uint64_t p;
+	uint64_t cand[SHARER_WORDS], p;
+	uint32_t words = (s->ncpus + 63) / 64;
 
 	if (!s->agent || !s->agent->progress)
 		return;
@@ -527,27 +586,43 @@ static void device_wakeups(struct sim *s, uint64_t now)
 	if (p == s->agent_progress)
 		return;
 	s->agent_progress = p;
-	for (uint32_t i = 0; i < s->ncpus; i++) {
-		struct sim_cpu *x = &s->cpus[i];
-		bool changed = false;
-		if (x->state != CPU_PARKED)
-			continue;
-		if (x->watch_size)
-			changed = (x->watch_size == 4
-					   ? *(volatile const uint32_t *)x->watch
-					   : *(volatile const uint64_t *)x->watch) != x->watch_val;
-		if (!changed && !x->agent_waiter)
-			continue;
-		unlink_waiter(s, x);
-		clear_extras(s, x);
-		if (changed) {
-			/* The device wrote the word (an MSI, a consumed slot): reload from home. */
-			struct sim_line *l = line_of(s, x->watch);
-			l->owner = LINE_DEVICE;
-			memset(l->sharers, 0, sizeof(l->sharers));
-		}
-		make_runnable(s, x, now);
+	for (uint32_t w = 0; w < words; w++)
+		cand[w] = s->agent_parked[w] | s->stale_parked[w] |
+			  (s->dirty_all ? s->dev_parked[w] : 0);
+	for (uint32_t k = 0; k < s->n_dirty && !s->dirty_all; k++) {
+		struct sim_line *l = line_find(s, s->dirty[k]);
+		for (uint32_t i = l ? l->waiters : 0; i; i = s->cpus[i - 1].next_waiter)
+			cand[(i - 1) / 64] |= 1ull << ((i - 1) % 64);
 	}
+	s->n_dirty = 0;
+	s->dirty_all = false;
+	for (uint32_t w = 0; w < words; w++) {
+		while (cand[w]) {
+			struct sim_cpu *x = &s->cpus[w * 64 + (uint32_t)__builtin_ctzll(cand[w])];
+			bool changed = watch_changed(x);
+			cand[w] &= cand[w] - 1;
+			if (!changed && !x->agent_waiter)
+				continue;
+			unlink_waiter(s, x);
+			clear_extras(s, x);
+			if (changed) {
+				/* The device wrote the word (an MSI, a consumed slot): reload from
+				 * home. */
+				struct sim_line *l = line_of(s, x->watch);
+				l->owner = LINE_DEVICE;
+				memset(l->sharers, 0, sizeof(l->sharers));
+			}
+			make_runnable(s, x, now);
+		}
+	}
+#ifndef NDEBUG
+	/* The candidates must have been every CPU a look at all of them would wake. */
+	for (uint32_t w = 0; w < words; w++)
+		for (uint64_t b = s->dev_parked[w]; b; b &= b - 1) {
+			const struct sim_cpu *x = &s->cpus[w * 64 + (uint32_t)__builtin_ctzll(b)];
+			assert(!watch_changed(x) && !x->agent_waiter);
+		}
+#endif
 }
 
 /* ---- memory = arm: store buffers ----------------------------------------------------------- */
@@ -835,6 +910,13 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	me->next_waiter = l->waiters;
 	l->waiters = me->id + 1;
 	me->state = CPU_PARKED;
+	if (me->watch_size || me->agent_waiter)
+		s->dev_parked[me->id / 64] |= 1ull << (me->id % 64);
+	if (me->agent_waiter)
+		s->agent_parked[me->id / 64] |= 1ull << (me->id % 64);
+	/* Its condition loaded other lines after the word: the word may have moved since. */
+	if (watch_changed(me))
+		s->stale_parked[me->id / 64] |= 1ull << (me->id % 64);
 	s->st.parks++;
 	count_op(s);
 	sim_schedule(s, me, false);

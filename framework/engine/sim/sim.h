@@ -54,7 +54,7 @@
 #include "engine/engine.h"
 #include "scenario/scenario.h"
 
-#define SIM_MAX_CPUS 256
+#define SIM_MAX_CPUS SCENARIO_SIM_MAX_CPUS
 
 /* The machine is the scenario's [machine] section (struct scenario_machine, scenario.h). */
 
@@ -94,6 +94,13 @@ struct sim_agent {
  * CPU access misses to the home. Only inside the simulation's progress() call.
  */
 void sim_agent_wrote(const void *p, size_t len);
+
+/*
+ * For an agent: it has just stored into [p, p + len) (an MSI, a poisoned slot), memory CPUs
+ * may be sleeping on. Only the CPUs sleeping on lines stored into are looked at when its
+ * progress moves: an agent must report every store to memory a CPU may wait on.
+ */
+void sim_agent_stored(const void *p, size_t len);
 
 /*
  * For an agent's registers: the running CPU has just read one (CONS). If it then sleeps in

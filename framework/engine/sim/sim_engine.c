@@ -94,6 +94,12 @@ static uint64_t dev_progress(void *arg)
 	return smmu_events(a->dev);
 }
 
+static void dev_stored(void *arg, const void *p, size_t len)
+{
+	(void)arg;
+	sim_agent_stored(p, len);
+}
+
 static int sim_engine_run(const struct engine_job *job, struct engine_result *res)
 {
 	struct dev_agent da = { .dev = job->dev };
@@ -129,11 +135,13 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 		da.seen_fetch = smmu_fetched(job->dev);
 		da.read_cons = da.q->read_cons;
 		da.q->read_cons = sim_read_cons;
+		smmu_set_store_hook(job->dev, dev_stored, NULL);
 		cur_agent = &da;
 	}
 	rc = sim_run(job, m, topo.n ? &topo : NULL, job->dev ? &agent : NULL, res, &st);
 	if (job->dev) {
 		da.q->read_cons = da.read_cons; /* teardown reads it natively */
+		smmu_set_store_hook(job->dev, NULL, NULL);
 		cur_agent = NULL;
 	}
 	sim_topology_free(&topo);

@@ -22,7 +22,12 @@
 #define STACK_SIZE     (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
 #define SHARER_WORDS   (SIM_MAX_CPUS / 64)
 #define LINES_MIN_BITS 14
-#define RECENT	       4 /* lines a spin-wait's condition may read besides the watched one */
+#define RECENT	       4
+#define SIM_DIRTY_MAX                                                                              \
+	64 /* device stores remembered between two looks at its progress */ /* lines a spin-wait's \
+									       condition may read  \
+									       besides the watched \
+									       one */
 
 enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
 enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
@@ -144,6 +149,13 @@ struct sim {
 	uint64_t agent_now;		      /* ps, while in_agent */
 	uint64_t t_measure, t_stop, watchdog; /* ps */
 	uint32_t n_live;
+	/* Parked CPUs the device's progress may wake: watching a value, or a device register. */
+	uint64_t dev_parked[SHARER_WORDS];
+	uint64_t agent_parked[SHARER_WORDS]; /* ...of those, the ones that read a register */
+	uint64_t stale_parked[SHARER_WORDS]; /* ...that parked on a value already gone */
+	uintptr_t dirty[SIM_DIRTY_MAX];	     /* lines the device stored into since the last look */
+	uint32_t n_dirty;
+	bool dirty_all; /* more than SIM_DIRTY_MAX: look at every sleeper in dev_parked */
 	bool hung, failed, oom;
 	bool measure_started;				/* job->on_measure called */
 	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
@@ -166,10 +178,10 @@ static inline uint64_t due_to_ps(uint64_t ns)
 
 /*
  * One compare per step instead of two (clock, then id) is what makes the sift cheap: the
- * heap is walked on nearly every switch. The clock keeps 56 bits of picoseconds (20 hours of
- * virtual time), the id the low 8 (SIM_MAX_CPUS).
+ * heap is walked on nearly every switch. The clock keeps 54 bits of picoseconds (5 hours of
+ * virtual time), the id the low 10 (SIM_MAX_CPUS).
  */
-#define KEY_ID_BITS   8
+#define KEY_ID_BITS   10
 #define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
 
 _Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a heap key");
@@ -188,6 +200,9 @@ static inline uint32_t sim_key_id(uint64_t key)
 {
 	return (uint32_t)(key & ((1u << KEY_ID_BITS) - 1));
 }
+
+/* The run queue's array for n CPUs: room for the 4 children of the last inner entry. */
+#define SIM_HEAP_SLOTS(n) ((size_t)(n) + 4)
 
 /* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
 void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id);

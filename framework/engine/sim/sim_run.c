@@ -209,9 +209,9 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->watchdog = job->watchdog_ns ? job->watchdog_ns * PS_PER_NS : NEVER / 2;
 	s->n_live = ncpus;
 	s->cpus = calloc(ncpus, sizeof(*s->cpus));
-	s->heap = malloc((2 * (size_t)ncpus + 2) * sizeof(*s->heap));
+	s->heap = malloc(SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
 	if (s->heap)
-		memset(s->heap, 0xff, (2 * (size_t)ncpus + 2) * sizeof(*s->heap));
+		memset(s->heap, 0xff, SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
 	if (s->weak) { /* every buffer full at once is the most there can be */
 		s->sb_cap = ncpus * SB_PER_CPU;
 		s->sb = calloc(s->sb_cap, sizeof(*s->sb));
