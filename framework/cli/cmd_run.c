@@ -71,6 +71,7 @@ static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_
 struct table {
 	bool tty;
 	const struct scenario *s;
+	size_t noisy; /* noisy trials so far: the first is explained, the rest counted */
 };
 
 /*
@@ -95,7 +96,18 @@ static void on_progress(void *arg, const struct run_progress *p)
 	for (uint32_t i = 0; i < tr->n_swept && off < (int)sizeof(label); i++)
 		off += snprintf(label + off, sizeof(label) - (size_t)off, " %s=%s",
 				t->s->axes[i].key, tr->swept_values[i]);
-	if (tr->status != TRIAL_OK)
+	if (tr->status == TRIAL_NOISY) {
+		if (!t->noisy++)
+			fprintf(stderr,
+				"%siommulab: warning: trial %u (%s) is %s; its figures are kept "
+				"but "
+				"suspect (status noisy in trials.csv; the summary counts the "
+				"others)\n",
+				t->tty ? "\r\033[K" : "", tr->index, label, tr->error);
+	} else if (tr->status == TRIAL_INCOMPLETE)
+		fprintf(stderr, "%siommulab: trial %u (%s) is %s\n", t->tty ? "\r\033[K" : "",
+			tr->index, label, tr->error);
+	else if (tr->status != TRIAL_OK)
 		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
 			tr->index, label, tr->error);
 	else if (unfair(tr))

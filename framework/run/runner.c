@@ -403,7 +403,7 @@ static void write_trial(struct run_state *st, size_t i)
 
 	if (results_append(st->r, t->res) == 0)
 		rep->trials++;
-	rep->failed += t->res->status != TRIAL_OK;
+	rep->failed += !trial_status_measured(t->res->status);
 	st->written++;
 	write_meta(st->r, st->meta, st->started, false, false);
 	if (st->opt->progress) {

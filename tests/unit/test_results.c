@@ -276,6 +276,11 @@ Test(results, csv_parses_back_with_columns_and_values, .timeout = 10)
 			       "cas_attempts_per_op",
 			       "magazines_held",
 			       "magazines_held_per_op",
+			       "desched_pct",
+			       "invol_csw",
+			       "load_start",
+			       "load_end",
+			       "steal_pct",
 			       "error" };
 	cr_assert_eq(t.n_cols, sizeof(want) / sizeof(want[0]));
 	for (size_t c = 0; c < t.n_cols; c++)
@@ -508,9 +513,10 @@ Test(results, column_table_matches_the_header_and_the_rows, .timeout = 10)
 	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(columns_build(&cols, &layout), 0);
 
-	/* 4 + axes + status + 9 conditions + 8 per metric + phases + 2 per counter + error. */
+	/* 4 + axes + status + 9 conditions + 8 per metric + phases + 2 per counter + 5 of the
+	 * host's noise + error. */
 	size_t want = 4 + layout.n_axes + 1 + 9 + 8 * layout.n_metrics + layout.n_phases +
-		      2 * layout.n_counters + 1;
+		      2 * layout.n_counters + 5 + 1;
 	cr_assert_eq(cols.n, want, "%zu columns, expected %zu", cols.n, want);
 	cr_assert(columns_match(&cols, t.header, t.n_cols), "the header is the table's");
 	for (size_t i = 0; i < cols.n; i++)
