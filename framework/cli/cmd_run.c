@@ -75,7 +75,7 @@ static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_
 struct table {
 	bool tty;
 	const struct scenario *s;
-	size_t noisy; /* noisy trials so far: the first is explained, the rest counted */
+	size_t noisy, incomplete; /* so far: the first of each is explained, the rest counted */
 };
 
 /*
@@ -108,10 +108,14 @@ static void on_progress(void *arg, const struct run_progress *p)
 				"suspect (status noisy in trials.csv; the summary counts the "
 				"others)\n",
 				t->tty ? "\r\033[K" : "", tr->index, label, tr->error);
-	} else if (tr->status == TRIAL_INCOMPLETE)
-		fprintf(stderr, "%siommulab: trial %u (%s) is %s\n", t->tty ? "\r\033[K" : "",
-			tr->index, label, tr->error);
-	else if (tr->status != TRIAL_OK)
+	} else if (tr->status == TRIAL_INCOMPLETE) {
+		if (!t->incomplete++)
+			fprintf(stderr,
+				"%siommulab: warning: trial %u (%s) is %s: it is left out of the "
+				"means (status incomplete in trials.csv; the summary counts the "
+				"others)\n",
+				t->tty ? "\r\033[K" : "", tr->index, label, tr->error);
+	} else if (tr->status != TRIAL_OK)
 		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
 			tr->index, label, tr->error);
 	else if (unfair(tr))

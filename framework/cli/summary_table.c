@@ -51,7 +51,7 @@ struct summary {
 	struct summary_row *rows;
 	const char *baseline; /* a plugin column value, or NULL */
 	bool any_native;
-	size_t n_trials, n_noisy, n_failed;
+	size_t n_trials, n_noisy, n_incomplete, n_failed;
 	double *scratch;
 };
 
@@ -217,7 +217,8 @@ static void fold(struct summary *S)
 		S->any_native |= !strcmp(e, "native");
 		S->n_trials++;
 		S->n_noisy += agg_row_noisy(&S->t, i);
-		S->n_failed += !agg_row_ok(&S->t, i);
+		S->n_incomplete += !strcmp(S->t.rows[i][k->status], "incomplete");
+		S->n_failed += !strcmp(S->t.rows[i][k->status], "failed");
 	}
 	for (size_t i = 0; i < S->groups.n; i++) {
 		struct summary_row *r = &S->rows[i];
@@ -284,11 +285,11 @@ static void status_of(const struct summary_row *r, char *buf, size_t len)
 	const struct agg_group *g = r->g;
 
 	if (!g->n_ok)
-		snprintf(buf, len, "FAILED");
+		snprintf(buf, len, "no result");
 	else if (g->n_noisy)
 		snprintf(buf, len, "%zu of %zu noisy", g->n_noisy, g->n_rows);
 	else if (g->n_ok < g->n_rows)
-		snprintf(buf, len, "%zu of %zu not ok", g->n_rows - g->n_ok, g->n_rows);
+		snprintf(buf, len, "%zu of %zu left out", g->n_rows - g->n_ok, g->n_rows);
 	else
 		snprintf(buf, len, "ok");
 }
@@ -393,7 +394,9 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 		}
 		status_of(r, cell, sizeof(cell));
 		if (!r->g->n_ok && S->k.error >= 0)
-			printf("  FAILED: %s\n", r->first[S->k.error]);
+			printf("  %s: %s\n",
+			       strcmp(r->first[S->k.status], "failed") ? "NO RESULT" : "FAILED",
+			       r->first[S->k.error]);
 		else
 			printf("  %s\n", cell);
 	}
@@ -430,6 +433,11 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 		       "error "
 		       "column of trials.csv); rerun on a quiet machine to trust them\n",
 		       S->n_noisy, S->n_trials);
+	if (S->n_incomplete)
+		printf("%s%zu of %zu trials were incomplete: they measured under half their "
+		       "duration "
+		       "or no op (their CPUs were off their cores) and are left out of the means\n",
+		       S->n_noisy ? "" : "\n", S->n_incomplete, S->n_trials);
 
 	/* The null plugin's figures: what the harness itself costs per op, natively. */
 	for (size_t i = 0; S->any_native && S->k.harness >= 0 && i < S->groups.n; i++) {
@@ -515,8 +523,8 @@ static void print_json(const struct summary *S, const char *dir)
 		json_str(S->baseline);
 	else
 		fputs("null", stdout);
-	printf(", \"trials\": %zu, \"noisy\": %zu, \"not_ok\": %zu", S->n_trials, S->n_noisy,
-	       S->n_failed);
+	printf(", \"trials\": %zu, \"noisy\": %zu, \"incomplete\": %zu, \"failed\": %zu",
+	       S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed);
 	fputs(", \"ci_method\": \"log-student-t (summary.json's ci block); ratios: delta method\""
 	      ",\n \"rows\": [",
 	      stdout);

@@ -20,7 +20,8 @@ enum trial_status {
 	TRIAL_OK = 0,
 	TRIAL_FAILED,	  /* the plugin broke the protocol, hung, crashed, or init failed */
 	TRIAL_NOISY,	  /* measured, but the host took its CPUs away materially (run/noise.h) */
-	TRIAL_INCOMPLETE, /* ran far short of its duration, or completed no op: no result */
+	TRIAL_INCOMPLETE, /* ran far short of its duration, or completed no op: no result
+			   * (its CPUs were off their cores: not a failure of the plugin) */
 };
 
 /* Whether a trial of this status measured what it was asked to (ok, or noisy). */

@@ -74,10 +74,12 @@ void noise_judge(struct trial_result *res, const struct noise_mark *start,
 	uint32_t worst = 0;
 
 	memset(n, 0, sizeof(*n));
-	n->have_load = start->have_load && end->have_load;
+	/* Only a native trial's figures depend on the host: a sim trial's row stays the same
+	 * from run to run (and under any -j). */
+	n->have_load = native && start->have_load && end->have_load;
 	n->load_start = start->load1;
 	n->load_end = end->load1;
-	if (start->have_stat && end->have_stat && end->total_ticks > start->total_ticks)
+	if (native && start->have_stat && end->have_stat && end->total_ticks > start->total_ticks)
 		n->steal_frac = (double)(end->steal_ticks - start->steal_ticks) /
 				(double)(end->total_ticks - start->total_ticks);
 	for (uint32_t i = 0; native && eres->cpus && i < ncpus; i++) {
