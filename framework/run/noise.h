@@ -16,7 +16,7 @@
  *   noisy       native only: a worker lost over NOISE_DESCHED_FRAC of its window to
  *               involuntary descheduling, or steal time exceeded NOISE_STEAL_FRAC
  * The reason goes to the trial's error field. Sim trials run in virtual time and are never
- * noisy by host load.
+ * noisy by host load; trials of a fixed op count (verify, conformance) get no verdict.
  */
 #ifndef IOMMULAB_NOISE_H
 #define IOMMULAB_NOISE_H

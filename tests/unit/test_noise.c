@@ -99,11 +99,12 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 	cr_assert_eq(r.status, TRIAL_INCOMPLETE, "the sim too");
 	cr_assert_str_eq(r.error, "incomplete: completed no op in 1.000 s");
 
-	/* A fixed op count has no duration to fall short of. */
-	trial(&r, 5, 5, 0, 0);
+	/* A fixed op count has no duration to fall short of, and is no measurement (verify). */
+	trial(&r, 5, 500, 100, 0);
 	r.duration_s = 0.005;
 	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 0);
 	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	cr_assert(r.noise.measured, "its figures are still recorded");
 
 	/* A failed trial keeps its own reason. */
 	trial(&r, 5, 5, 0, 0);
