@@ -40,7 +40,7 @@ struct cli_exit {
 	const char *meaning;
 };
 
-#define CLI_MAX_OPTS  8
+#define CLI_MAX_OPTS  12
 #define CLI_MAX_EXITS 5
 
 struct cli_common;
@@ -65,7 +65,18 @@ extern const size_t cli_n_commands;
 extern const struct cli_command cli_global;
 
 /* The option indexes of each command: cli_next_opt() returns them, the table is indexed by them. */
-enum { RUN_OPT_SET, RUN_OPT_OUT, RUN_OPT_RESUME, RUN_OPT_JOBS, RUN_OPT_SHARD, RUN_OPT_PLOTS, RUN_N_OPTS };
+enum {
+	RUN_OPT_SET,
+	RUN_OPT_OUT,
+	RUN_OPT_RESUME,
+	RUN_OPT_JOBS,
+	RUN_OPT_SHARD,
+	RUN_OPT_PLOTS,
+	RUN_OPT_DRY_RUN,
+	RUN_OPT_FORMAT,
+	RUN_OPT_BASELINE,
+	RUN_N_OPTS
+};
 enum { MERGE_OPT_PARTIAL, MERGE_N_OPTS };
 enum { PLOT_OPT_PLOTS, PLOT_N_OPTS };
 enum { LIST_OPT_PARAMS, LIST_N_OPTS };
@@ -162,6 +173,21 @@ int cli_plots_flags(const struct cli_command *cmd, const char *arg, unsigned *fl
 struct scenario;
 struct lab_clock;
 int cli_print_summary(const char *dir, const struct scenario *s, const struct lab_clock *clk);
+
+enum cli_summary_format {
+	CLI_SUMMARY_TEXT = 0, /* the table, winner lines, noise count (and, natively, the timer) */
+	CLI_SUMMARY_JSON,     /* the same figures as one JSON object on stdout */
+};
+
+struct cli_summary_opts {
+	const char *baseline; /* the plugin the relative column and winners compare with;
+			       * NULL: the first plugin that is not null */
+	enum cli_summary_format format;
+};
+
+/* cli_print_summary with options (o NULL: the defaults). clk may be NULL (no timer line). */
+int cli_print_summary_as(const char *dir, const struct scenario *s, const struct lab_clock *clk,
+			 const struct cli_summary_opts *o);
 
 void cli_print_diags(const struct diag_list *d, const char *prefix);
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* iommulab run -- load a scenario, run it, print the summary, render the graphs. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +19,12 @@
 #include "results/results.h"
 #include "run/engines.h"
 #include "run/isolate.h"
+#include "run/noise.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
 #include "engine/sim/sim.h"
 #include "util/fs.h"
+#include "util/sha256.h"
 #include "workload/workload.h"
 
 static volatile int stop_requested;
@@ -71,6 +75,7 @@ static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_
 struct table {
 	bool tty;
 	const struct scenario *s;
+	size_t noisy, incomplete; /* so far: the first of each is explained, the rest counted */
 };
 
 /*
@@ -95,7 +100,22 @@ static void on_progress(void *arg, const struct run_progress *p)
 	for (uint32_t i = 0; i < tr->n_swept && off < (int)sizeof(label); i++)
 		off += snprintf(label + off, sizeof(label) - (size_t)off, " %s=%s",
 				t->s->axes[i].key, tr->swept_values[i]);
-	if (tr->status != TRIAL_OK)
+	if (tr->status == TRIAL_NOISY) {
+		if (!t->noisy++)
+			fprintf(stderr,
+				"%siommulab: warning: trial %u (%s) is %s; its figures are kept "
+				"but "
+				"suspect (status noisy in trials.csv; the summary counts the "
+				"others)\n",
+				t->tty ? "\r\033[K" : "", tr->index, label, tr->error);
+	} else if (tr->status == TRIAL_INCOMPLETE) {
+		if (!t->incomplete++)
+			fprintf(stderr,
+				"%siommulab: warning: trial %u (%s) is %s: it is left out of the "
+				"means (status incomplete in trials.csv; the summary counts the "
+				"others)\n",
+				t->tty ? "\r\033[K" : "", tr->index, label, tr->error);
+	} else if (tr->status != TRIAL_OK)
 		fprintf(stderr, "%siommulab: trial %u (%s) failed: %s\n", t->tty ? "\r\033[K" : "",
 			tr->index, label, tr->error);
 	else if (unfair(tr))
@@ -115,18 +135,52 @@ static void on_progress(void *arg, const struct run_progress *p)
 	}
 }
 
-/* plugins.txt: kind, name, version and ABI of every plugin the scenario uses. */
+/* "  LABEL: PATH\n  SHA_LABEL: HEX\n" for a plugin file, at text + off. */
+static int file_lines(char *text, size_t len, int off, const char *label, const char *sha_label,
+		      const char *path)
+{
+	char hex[SHA256_HEX_LEN], real[PATH_MAX];
+	int rc = sha256_file_hex(path, hex);
+
+	if (off < 0 || (size_t)off >= len)
+		return off;
+	return off + snprintf(text + off, len - (size_t)off, "  %s: %s\n  %s: %s\n", label,
+			      realpath(path, real) ? real : path, sha_label,
+			      rc ? strerror(-rc) : hex);
+}
+
+/*
+ * plugins.txt: kind, name, version and ABI of every plugin the scenario uses, and the file it
+ * was loaded from with its sha256 (and its sim build's, where the run uses the sim): a result
+ * names the exact build that produced it, and --resume refuses a rebuilt plugin.
+ */
 static void plugins_text(const struct scenario *s, char *text, size_t len)
 {
+	bool sim = runner_uses_sim(s);
 	int off = 0;
 
 	text[0] = '\0';
-	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off < (int)len; i++) {
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova && off >= 0 && off < (int)len; i++) {
 		const struct lab_plugin *d =
 			i < s->n_cmdq ? s->cmdq[i].desc : s->iova[i - s->n_cmdq].desc;
+		Dl_info info;
+
 		off += snprintf(text + off, len - (size_t)off, "%s %s %s ABI %u.%u\n",
 				plugin_kind_name(d->kind), d->name, d->version, d->abi_major,
 				d->abi_minor);
+		if (!dladdr(d, &info) || !info.dli_fname)
+			continue;
+		off = file_lines(text, len, off, "path", "sha256", info.dli_fname);
+		size_t n = strlen(info.dli_fname);
+		char twin[PATH_MAX];
+
+		if (sim && n > 3 && n + 5 < sizeof(twin) &&
+		    !strcmp(info.dli_fname + n - 3, ".so")) {
+			snprintf(twin, sizeof(twin), "%.*s.sim.so", (int)(n - 3), info.dli_fname);
+			if (!access(twin, F_OK))
+				off = file_lines(text, len, off, "sim build", "sim build sha256",
+						 twin);
+		}
 	}
 }
 
@@ -180,20 +234,33 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 
 static int write_run_files(const char *dir, const struct scenario *s, const struct lab_clock *clk)
 {
-	char path[4200], text[4096];
+	char path[4200], text[16384];
 	struct utsname u;
 	int off;
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	if (scenario_write_resolved(s, path))
 		return -EIO;
+	char model[256], governor[64], load[64] = "unknown", steal[64] = "unknown";
+	struct noise_mark nm;
+
 	uname(&u);
+	noise_cpu_model(model, sizeof(model));
+	noise_governor(governor, sizeof(governor));
+	noise_mark(&nm);
+	if (nm.have_load)
+		snprintf(load, sizeof(load), "%.2f (1-minute average at the start)", nm.load1);
+	if (nm.have_stat && nm.total_ticks)
+		snprintf(steal, sizeof(steal), "%.2f%% of CPU time since boot",
+			 100.0 * (double)nm.steal_ticks / (double)nm.total_ticks);
 	off = snprintf(text, sizeof(text),
-		       "host: %s\nkernel: %s %s %s\nonline_cpus: %u\nclock: %s (%.4f ns per tick)\n"
-		       "iommulab: %s (plugin ABI %d.%d)\n",
-		       u.nodename, u.sysname, u.release, u.machine, native_online_cpus(),
-		       clock_source_name(clk), clk->ns_per_tick, LAB_VERSION, LAB_ABI_MAJOR,
-		       LAB_ABI_MINOR);
+		       "host: %s\nkernel: %s %s %s\ncpu model: %s\nonline_cpus: %u\n"
+		       "cpufreq governor: %s\nload: %s\nsteal: %s\n"
+		       "clock: %s (%.4f ns per tick)\n"
+		       "iommulab: %s (plugin ABI %d.%d), build: %s\n",
+		       u.nodename, u.sysname, u.release, u.machine, model, native_online_cpus(),
+		       governor, load, steal, clock_source_name(clk), clk->ns_per_tick, LAB_VERSION,
+		       LAB_ABI_MAJOR, LAB_ABI_MINOR, LAB_BUILD_TYPE);
 	if (off > 0 && (size_t)off < sizeof(text) &&
 	    sim_machine_text(dir, s, text + off, sizeof(text) - (size_t)off) == -EIO)
 		return -EIO;
@@ -253,7 +320,7 @@ static int check_oversubscription(const struct scenario *s, const char *path)
 /* --resume: the scenario and the plugins must be those the run started with. */
 static int check_resumable(const char *dir, const struct scenario *s)
 {
-	char path[4200], check[4200], text[4096];
+	char path[4200], check[4200], text[16384];
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	snprintf(check, sizeof(check), "%s/.scenario-check.ini", dir);
@@ -279,6 +346,30 @@ static int check_resumable(const char *dir, const struct scenario *s)
 		return -1;
 	}
 	return 0;
+}
+
+/* Whether name[0..len) is one of the scenario's plugins (either kind). */
+static bool has_plugin(const struct scenario *s, const char *name, size_t len)
+{
+	for (size_t i = 0; i < s->n_cmdq + s->n_iova; i++) {
+		const char *p =
+			i < s->n_cmdq ? s->cmdq[i].desc->name : s->iova[i - s->n_cmdq].desc->name;
+
+		if (strlen(p) == len && !strncmp(p, name, len))
+			return true;
+	}
+	return false;
+}
+
+/* --baseline: a plugin of the scenario, or a dma pair of them ("cmpxchg+fixed_depot"). */
+static bool scenario_has_plugin(const struct scenario *s, const char *name)
+{
+	const char *plus = strchr(name, '+');
+
+	if (!plus)
+		return has_plugin(s, name, strlen(name));
+	return has_plugin(s, name, (size_t)(plus - name)) &&
+	       has_plugin(s, plus + 1, strlen(plus + 1));
 }
 
 /* -j N: 1 ..ISOLATE_MAX_JOBS, in decimal. */
@@ -328,6 +419,61 @@ static int write_shard_file(const char *dir, const struct scenario *s, unsigned 
 	return results_write_file(dir, "shard.txt", text);
 }
 
+/* --dry-run: every sweep point's trials, engine and estimated time; nothing is measured. */
+static void print_plan(const struct scenario *s, unsigned jobs)
+{
+	const struct workload_ops *w = workload_find(s->base.scenario.workload);
+	bool cmdq = w && (w->needs & WORKLOAD_NEEDS_CMDQ),
+	     iova = w && (w->needs & WORKLOAD_NEEDS_IOVA);
+	size_t nc = cmdq ? s->n_cmdq : 1, ni = iova ? s->n_iova : 1;
+	double native_s = 0, virtual_s = 0;
+	size_t total = 0;
+
+	printf("plan: %s (workload %s), %zu sweep point%s x %zu plugin%s:", s->path,
+	       w ? w->name : "?", scenario_n_points(s), scenario_n_points(s) == 1 ? "" : "s",
+	       nc * ni, nc * ni == 1 ? "" : "s");
+	for (size_t c = 0; c < nc; c++)
+		for (size_t i = 0; i < ni; i++)
+			printf(" %s%s%s", cmdq ? s->cmdq[c].desc->name : "",
+			       cmdq && iova ? "+" : "", iova ? s->iova[i].desc->name : "");
+	printf("\n");
+	for (size_t i = 0; i < scenario_n_points(s); i++) {
+		struct scenario_point p;
+		char at[256] = "";
+		int off = 0;
+
+		if (scenario_point(s, i, &p))
+			continue;
+		const struct scenario_main *m = &p.cfg.scenario;
+		const struct engine_ops *e = engine_find(m->engine);
+		size_t n = nc * ni * m->repeats;
+		double each = (double)(m->warmup_ms + m->duration_ms) / 1000.0;
+
+		for (size_t a = 0; a < s->n_axes && off < (int)sizeof(at); a++)
+			off += snprintf(at + off, sizeof(at) - (size_t)off, " %s=%s",
+					s->axes[a].key, p.swept_values[a]);
+		printf("  point %zu:%s  engine %s, %" PRIu64 " CPU%s, %zu trial%s (%" PRIu64
+		       " repeat%s), %.3f s each%s\n",
+		       i, at, e ? e->name : "?", m->cpus, m->cpus == 1 ? "" : "s", n,
+		       n == 1 ? "" : "s", m->repeats, m->repeats == 1 ? "" : "s", each,
+		       e && !e->exclusive ? " of virtual time" : "");
+		total += n;
+		if (e && e->exclusive)
+			native_s += (double)n * each;
+		else
+			virtual_s += (double)n * each;
+		scenario_point_free(s, &p);
+	}
+	printf("total: %zu trials", total);
+	if (native_s > 0)
+		printf("; native: about %.0f s, one trial at a time", native_s);
+	if (virtual_s > 0)
+		printf("; sim: %.3f s of virtual time, up to %u at once (the host time depends on "
+		       "the model and the CPU count)",
+		       virtual_s, jobs);
+	printf("\nnothing was measured (--dry-run)\n");
+}
+
 static const struct lab_plugin *lookup(void *ctx, const char *name)
 {
 	const struct loaded_plugin *p = registry_find(ctx, name, NULL);
@@ -356,6 +502,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	unsigned jobs = 0;		  /* 0: the online CPUs */
 	unsigned shard = 0, n_shards = 0; /* 0: not sharded */
 	unsigned plot_flags = 0;
+	bool dry_run = false;
+	struct cli_summary_opts sum = { 0 };
 
 	cli_parser_init(&p, c->cmd, argc, argv);
 	while ((o = cli_next_opt(&p)) >= 0) {
@@ -391,6 +539,21 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		case RUN_OPT_PLOTS:
 			if (cli_plots_flags(c->cmd, optarg, &plot_flags))
 				goto out;
+			break;
+		case RUN_OPT_DRY_RUN:
+			dry_run = true;
+			break;
+		case RUN_OPT_FORMAT:
+			if (!strcmp(optarg, "json")) {
+				sum.format = CLI_SUMMARY_JSON;
+			} else if (strcmp(optarg, "text")) {
+				cli_usage_error(c->cmd, "--format wants text or json, not '%s'",
+						optarg);
+				goto out;
+			}
+			break;
+		case RUN_OPT_BASELINE:
+			sum.baseline = optarg;
 			break;
 		}
 	}
@@ -463,6 +626,12 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	}
 	if (check_oversubscription(s, path) || (resume && check_resumable(resume, s)))
 		goto out;
+	if (sum.baseline && !scenario_has_plugin(s, sum.baseline)) {
+		fprintf(stderr,
+			"iommulab run: --baseline %s: not a plugin of %s: nothing was run\n",
+			sum.baseline, path);
+		goto out;
+	}
 	if (out) {
 		snprintf(dir, sizeof(dir), "%s", out);
 	} else {
@@ -474,6 +643,11 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		snprintf(dir, sizeof(dir), "results/%s-%s", s->base.scenario.name, stamp);
 	}
 
+	if (dry_run) {
+		print_plan(s, jobs ? jobs : (native_online_cpus() ? native_online_cpus() : 1));
+		status = EXIT_OK;
+		goto out;
+	}
 	struct lab_clock clk;
 	clock_setup(&clk, 0);
 	table.s = s;
@@ -533,9 +707,23 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	if (rep.resumed)
 		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
 			rep.resumed, rep.trials - rep.resumed);
-	cli_print_summary(dir, s, &clk);
-	printf("\nresults: %s/ (trials.csv, summary.json, report.html)\n", dir);
-	cli_render_plots(dir, plot_flags);
+	cli_print_summary_as(dir, s, &clk, &sum);
+	if (sum.format == CLI_SUMMARY_JSON) {
+		/* stdout holds the JSON alone: what else the run says goes to stderr. */
+		fflush(stdout);
+		int saved = dup(STDOUT_FILENO);
+		dup2(STDERR_FILENO, STDOUT_FILENO);
+		printf("results: %s/ (trials.csv, summary.json, report.html)\n", dir);
+		cli_render_plots(dir, plot_flags);
+		fflush(stdout);
+		if (saved >= 0) {
+			dup2(saved, STDOUT_FILENO);
+			close(saved);
+		}
+	} else {
+		printf("\nresults: %s/ (trials.csv, summary.json, report.html)\n", dir);
+		cli_render_plots(dir, plot_flags);
+	}
 	if (rep.interrupted) {
 		fprintf(stderr,
 			"iommulab: interrupted after %zu trials; they are in %s/trials.csv\n",

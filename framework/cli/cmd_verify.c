@@ -57,7 +57,7 @@ struct child_out {
 };
 
 /* How a trial's process ran: for the noise rule (see noisy()). */
-struct trial_noise {
+struct verify_noise {
 	long nivcsw;   /* involuntary context switches of all its threads */
 	double cpu_s;  /* CPU time of all its threads, user and system */
 	double wall_s; /* wall time from fork to reaping */
@@ -98,7 +98,7 @@ static void last_line(FILE *f, char *buf, size_t len)
  * saying how the child ended. 0, or -errno (err says why) when the trial could not be set up.
  */
 static int run_isolated(const struct trial_request *req, struct oracle_report *o,
-			struct trial_noise *nz, char *err, size_t err_len)
+			struct verify_noise *nz, char *err, size_t err_len)
 {
 	struct child_out *out =
 		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -370,7 +370,7 @@ static bool timed_out_only(const struct oracle_report *o)
 	return timed_out;
 }
 
-static bool noisy(const struct trial_noise *nz)
+static bool noisy(const struct verify_noise *nz)
 {
 	return nz->cpu_s < NOISE_RUN_SHARE * nz->wall_s * (nz->cpus ? nz->cpus : 1);
 }
@@ -599,7 +599,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 						     .cmdq_config = vcfg,
 						     .ops_per_cpu = grid[i].ops_per_cpu,
 						     .oracle = true };
-			struct trial_noise nz;
+			struct verify_noise nz;
 			char err[TRIAL_ERR_LEN];
 			if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
 				fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);

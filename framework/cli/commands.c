@@ -13,7 +13,8 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "run",
 	.fn = cmd_run,
-	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N] [--shard K/N] [--plots all]\n"
+	.usage = "run SCENARIO.ini [--set SECTION.KEY=VALUE]... [--out DIR] [-j N] [--shard K/N]\n"
+		 "    [--plots all] [--dry-run] [--baseline PLUGIN] [--format text|json]\n"
 		 "run --resume RESULTS_DIR [-j N]",
 	.summary = "run every trial of a scenario; results, summary and graphs go to "
 		   "results/<name>-<time>/ (or DIR)",
@@ -51,6 +52,15 @@ const struct cli_command cli_commands[] = {
 		[RUN_OPT_PLOTS] = {"plots", 0, "default|all",
 				   "which graphs to draw: default (latency, throughput, "
 				   "phases) or all (a graph per counter too)"},
+		[RUN_OPT_DRY_RUN] = {"dry-run", 0, NULL,
+				     "print the plan (every trial, its engine and the "
+				     "estimated time) and exit 0 without measuring"},
+		[RUN_OPT_FORMAT] = {"format", 0, "text|json",
+				    "the summary as a table (text, the default) or as one "
+				    "JSON object on stdout (json; the rest goes to stderr)"},
+		[RUN_OPT_BASELINE] = {"baseline", 0, "PLUGIN",
+				      "compare every plugin's ops/s with PLUGIN's at the same "
+				      "point (default: the first plugin that is not null)"},
 	    },
 	.n_opts = RUN_N_OPTS,
 	.exits =

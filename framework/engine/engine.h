@@ -79,6 +79,12 @@ struct engine_cpu_result {
 	struct hist *hists; /* n_metrics, merged by the caller */
 	uint64_t ops;	    /* measured ops */
 	uint64_t window_ns; /* this CPU's measured window */
+	/* What the host did to this CPU's thread in the window (native only; have_sched):
+	 * its own CPU time and wall time by CLOCK_THREAD_CPUTIME_ID / CLOCK_MONOTONIC, and its
+	 * context switches (getrusage RUSAGE_THREAD), for the noise check (run/noise.h). */
+	bool have_sched;
+	uint64_t cpu_ns, wall_ns;
+	uint64_t invol_switches, vol_switches;
 };
 
 /* A figure an engine measures about its own work in the measured window (a host counter). */

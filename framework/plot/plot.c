@@ -251,7 +251,8 @@ static int graph_lines(struct plot_ctx *c, const char *name, const char *title,
 
 				if (!m->n)
 					continue;
-				double lo = m->mean - m->half_width, hi = m->mean + m->half_width;
+				double lo = m->n > 1 ? m->low : m->mean,
+				       hi = m->n > 1 ? m->high : m->mean;
 
 				/* A log axis cannot show a bar below zero: stop it at the mean. */
 				if (logy && lo <= 0)

@@ -121,7 +121,10 @@ int plot_index_rows(struct plot_ctx *c)
 		char **row = t->rows[r];
 
 		c->row_x[r] = c->row_line[r] = -1;
-		if (strcmp(row[c->c_status], "ok"))
+		if (!agg_row_ok(&(struct agg_table){ .rows = (char *const *const *)t->rows,
+						     .n_rows = t->n_rows,
+						     .c_status = (size_t)c->c_status },
+				r)) /* ok or noisy: measured, as the aggregation counts */
 			continue;
 		n_ok++;
 		long xi = find_index(c->xs, c->n_x, row[c->c_x]);

@@ -21,7 +21,16 @@ bool agg_row_ok(const struct agg_table *t, size_t i)
 {
 	const char *s = t->rows[i][t->c_status];
 
-	return s && !strcmp(s, "ok");
+	/* A noisy trial measured what it was asked to; the host disturbed it, which the
+	 * group's n_noisy and the trial's error field say. */
+	return s && (!strcmp(s, "ok") || !strcmp(s, "noisy"));
+}
+
+bool agg_row_noisy(const struct agg_table *t, size_t i)
+{
+	const char *s = t->rows[i][t->c_status];
+
+	return s && !strcmp(s, "noisy");
 }
 
 static bool same_fields(const struct agg_table *t, size_t a, size_t b, const size_t *cols,
@@ -79,6 +88,8 @@ int agg_group_by(const struct agg_table *t, const long *key, struct agg_groups *
 			g->rows[g->n_rows++] = j;
 			if (agg_row_ok(t, j))
 				g->n_ok++;
+			if (agg_row_noisy(t, j))
+				g->n_noisy++;
 		}
 		used += g->n_rows;
 	}
@@ -109,5 +120,5 @@ struct mean_ci agg_mean_ci(const struct agg_table *t, const struct agg_group *g,
 		if (agg_row_ok(t, r) && agg_value(t->rows[r][col], &scratch[n]))
 			n++;
 	}
-	return stats_mean_ci(scratch, n);
+	return stats_mean_ci_nonneg(scratch, n);
 }

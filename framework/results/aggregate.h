@@ -2,11 +2,15 @@
 /*
  * aggregate -- repeats of a trial folded into one value: the rows of trials.csv grouped (by
  * sweep point and plugin for summary.json, by x value and line for a graph) and each group's
- * mean and 95% CI (Student's t, stats_mean_ci) of a column over its successful rows. The one
- * place where repeats are aggregated: summary.json, the plots and `compare` read it.
+ * mean and 95% CI of a column over its measured rows. Every column of trials.csv is a
+ * quantity that cannot be negative (a rate, a latency, a count), so the interval is
+ * stats_mean_ci_nonneg's: Student's t on the logarithms (it never reaches below zero), no
+ * interval from one repeat. The one place where repeats are aggregated: summary.json, the
+ * plots, the summary table and `compare` read it.
  *
  * Rows are text, as trials.csv holds them: rows[i][c], NULL or "" for an empty field; a row
- * counts when its status field is "ok", a value when it parses whole as a finite number.
+ * counts when its status field is "ok" or "noisy" (measured, though the host disturbed it),
+ * a value when it parses whole as a finite number. "failed" and "incomplete" rows do not.
  */
 #ifndef IOMMULAB_AGGREGATE_H
 #define IOMMULAB_AGGREGATE_H
@@ -27,7 +31,8 @@ struct agg_group {
 	long key;
 	size_t *rows;
 	size_t n_rows;
-	size_t n_ok; /* of them, with status "ok" */
+	size_t n_ok;	/* of them, measured: status "ok" or "noisy" */
+	size_t n_noisy; /* of those, "noisy" */
 };
 
 struct agg_groups {
@@ -38,8 +43,11 @@ struct agg_groups {
 /* Whether a field holds a number (whole, finite); its value in *out. */
 bool agg_value(const char *s, double *out);
 
-/* Whether row i's status is "ok". */
+/* Whether row i was measured: its status is "ok" or "noisy". */
 bool agg_row_ok(const struct agg_table *t, size_t i);
+
+/* Whether row i's status is "noisy". */
+bool agg_row_noisy(const struct agg_table *t, size_t i);
 
 /*
  * Group the rows by key[i] (a row with key -1 is in no group): one group per distinct key, in
@@ -57,8 +65,8 @@ void agg_key_columns(const struct agg_table *t, const size_t *cols, size_t n_col
 void agg_groups_free(struct agg_groups *g);
 
 /*
- * Mean and 95% CI of column col over the ok rows of g that hold a value there (ci.n of them).
- * scratch: room for g->n_rows doubles.
+ * Mean and 95% CI (stats_mean_ci_nonneg) of column col over the measured rows of g that hold a
+ * value there (ci.n of them). scratch: room for g->n_rows doubles.
  */
 struct mean_ci agg_mean_ci(const struct agg_table *t, const struct agg_group *g, size_t col,
 			   double *scratch);

@@ -70,7 +70,7 @@ VALUE(v_axis)
 VALUE(v_status)
 {
 	(void)item;
-	return fmt_str(t->status == TRIAL_OK ? "ok" : "failed");
+	return fmt_str(trial_status_name(t->status));
 }
 
 VALUE(v_cpus)
@@ -170,6 +170,37 @@ VALUE(v_counter_per_op)
 	return tc->kind != LAB_COUNTER_LEVEL ? fmt_dbl(tc->per_op) : NULL;
 }
 
+/* The host around the trial (run/noise.h): native trials only, empty elsewhere. */
+VALUE(v_desched_pct)
+{
+	(void)item;
+	return t->noise.measured ? util_asprintf("%.2f", t->noise.desched_frac * 100) : NULL;
+}
+
+VALUE(v_invol_csw)
+{
+	(void)item;
+	return t->noise.measured ? fmt_u64(t->noise.invol_switches) : NULL;
+}
+
+VALUE(v_load_start)
+{
+	(void)item;
+	return t->noise.have_load ? util_asprintf("%.2f", t->noise.load_start) : NULL;
+}
+
+VALUE(v_load_end)
+{
+	(void)item;
+	return t->noise.have_load ? util_asprintf("%.2f", t->noise.load_end) : NULL;
+}
+
+VALUE(v_steal_pct)
+{
+	(void)item;
+	return t->noise.measured ? util_asprintf("%.2f", t->noise.steal_frac * 100) : NULL;
+}
+
 /* One line, whatever the engine caught: a newline would split the row for line-oriented tools
  * even though it is legal inside quotes. */
 VALUE(v_error)
@@ -214,6 +245,11 @@ const struct col_spec col_specs[COL_N_SPECS] = {
 	[COL_PHASE] = { "phase_%s_ns", COL_NUM, FAM_PHASE, v_phase, true, false },
 	[COL_COUNTER] = { "%s", COL_NUM, FAM_COUNTER, v_counter, true, false },
 	[COL_COUNTER_PER_OP] = { "%s_per_op", COL_NUM, FAM_COUNTER, v_counter_per_op, true, false },
+	[COL_DESCHED_PCT] = { "desched_pct", COL_NUM, FAM_ONCE, v_desched_pct, false, false },
+	[COL_INVOL_CSW] = { "invol_csw", COL_NUM, FAM_ONCE, v_invol_csw, false, false },
+	[COL_LOAD_START] = { "load_start", COL_NUM, FAM_ONCE, v_load_start, false, false },
+	[COL_LOAD_END] = { "load_end", COL_NUM, FAM_ONCE, v_load_end, false, false },
+	[COL_STEAL_PCT] = { "steal_pct", COL_NUM, FAM_ONCE, v_steal_pct, false, false },
 	[COL_ERROR] = { "error", COL_STR, FAM_ONCE, v_error, false, true },
 };
 
@@ -362,7 +398,8 @@ char **columns_format_row(const struct results_columns *c, const struct trial_re
 		const struct col_spec *spec = &col_specs[col->id];
 		const void *item = NULL;
 
-		if (spec->ok_only && t->status != TRIAL_OK)
+		/* noisy and incomplete trials keep their figures: they show what happened. */
+		if (spec->ok_only && t->status == TRIAL_FAILED)
 			continue;
 		if (spec->family != FAM_ONCE) {
 			item = member_of(t, col);

@@ -61,7 +61,12 @@ enum col_id {
 	COL_PHASE,
 	COL_COUNTER,
 	COL_COUNTER_PER_OP,
-	COL_ERROR,
+	COL_DESCHED_PCT, /* the host around the trial: run/noise.h */
+	COL_INVOL_CSW,
+	COL_LOAD_START,
+	COL_LOAD_END,
+	COL_STEAL_PCT,
+	COL_ERROR, /* why a trial is not ok: failed, incomplete or noisy */
 	COL_N_SPECS
 };
 

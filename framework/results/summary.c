@@ -2,7 +2,8 @@
 /*
  * summary -- summary.json, rebuilt from every row of trials.csv so far: the run's metadata,
  * every trial typed by the column table, and per (point, plugin) the mean and 95% CI over
- * repeats (aggregate.h) of the throughput and each metric's p50 and p99.
+ * repeats (aggregate.h) of the throughput and each metric's p50 and p99. An interval is null
+ * where there is none (one repeat), and each names its method.
  */
 #include <errno.h>
 #include <math.h>
@@ -87,14 +88,17 @@ static void json_mean_ci(FILE *f, struct mean_ci ci)
 		fputs("null", f);
 		return;
 	}
+	/* NaN bounds (one repeat) are written null by json_num: unknown, not zero. */
 	fputs("{\"mean\": ", f);
 	json_num(f, ci.mean);
 	fputs(", \"ci95\": ", f);
 	json_num(f, ci.half_width);
 	fputs(", \"ci_low\": ", f);
-	json_num(f, ci.mean - ci.half_width);
+	json_num(f, ci.low);
 	fputs(", \"ci_high\": ", f);
-	json_num(f, ci.mean + ci.half_width);
+	json_num(f, ci.high);
+	fputs(", \"ci_method\": ", f);
+	json_str(f, stats_ci_method_name(ci.method));
 	fprintf(f, ", \"n\": %zu}", ci.n);
 }
 
@@ -121,8 +125,8 @@ static void write_group(FILE *f, const struct results *r, const struct agg_table
 	}
 	fputs("}, \"cpus\": ", f);
 	json_field(f, r, c_cpus, row[c_cpus]);
-	fprintf(f, ", \"repeats\": %zu, \"ok\": %zu, \"failed\": %zu", g->n_rows, g->n_ok,
-		g->n_rows - g->n_ok);
+	fprintf(f, ", \"repeats\": %zu, \"ok\": %zu, \"noisy\": %zu, \"failed\": %zu", g->n_rows,
+		g->n_ok - g->n_noisy, g->n_noisy, g->n_rows - g->n_ok);
 	fputs(",\n     \"ops_per_sec\": ", f);
 	json_mean_ci(f, agg_mean_ci(t, g, columns_at(cols, COL_OPS_PER_SEC, 0), vals));
 	fputs(",\n     \"metrics\": {", f);
@@ -203,7 +207,12 @@ int results_write_summary(struct results *r, const struct results_meta *meta)
 	json_str(f, meta->x_key);
 	fputs(", \"dir\": ", f);
 	json_str(f, r->dir);
-	fprintf(f, ", \"n_trials\": %zu},\n  \"columns\": [", r->n_rows);
+	fprintf(f, ", \"n_trials\": %zu},\n", r->n_rows);
+	fputs("  \"ci\": {\"level\": 0.95, \"method\": \"log-student-t: Student's t on ln(x) over "
+	      "the measured repeats, exp back (never below 0); student-t-clamped-at-0 where a "
+	      "value is 0; none (ci95 null) with one repeat\", \"ci95\": \"(ci_high - "
+	      "ci_low) / 2\"},\n  \"columns\": [",
+	      f);
 	for (size_t c = 0; c < r->cols.n; c++) {
 		fputs(c ? ", " : "", f);
 		json_str(f, r->cols.cols[c].name);

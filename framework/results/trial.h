@@ -18,7 +18,34 @@
 
 enum trial_status {
 	TRIAL_OK = 0,
-	TRIAL_FAILED, /* the plugin broke the protocol, hung, crashed, or init failed */
+	TRIAL_FAILED,	  /* the plugin broke the protocol, hung, crashed, or init failed */
+	TRIAL_NOISY,	  /* measured, but the host took its CPUs away materially (run/noise.h) */
+	TRIAL_INCOMPLETE, /* ran far short of its duration, or completed no op: no result
+			   * (its CPUs were off their cores: not a failure of the plugin) */
+};
+
+/* Whether a trial of this status measured what it was asked to (ok, or noisy). */
+static inline bool trial_status_measured(enum trial_status s)
+{
+	return s == TRIAL_OK || s == TRIAL_NOISY;
+}
+
+/* The status as trials.csv writes it. */
+static inline const char *trial_status_name(enum trial_status s)
+{
+	static const char *const names[] = { "ok", "failed", "noisy", "incomplete" };
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "failed";
+}
+
+/* What the host was doing around a trial (run/noise.h); native trials only, else zero. */
+struct trial_noise {
+	bool measured;		 /* native: the threads' figures below are known */
+	double desched_frac;	 /* the worst CPU: involuntary time off its core / window */
+	uint64_t invol_switches; /* all CPUs' threads, in the window */
+	bool have_load;
+	double load_start, load_end; /* 1-minute load average before and after */
+	double steal_frac;	     /* steal ticks / all ticks of /proc/stat over the trial */
 };
 
 /* One latency metric: "op" for cmdq, "alloc"/"free" for iova, "map"/"unmap" for dma. */
@@ -77,6 +104,7 @@ struct trial_result {
 	struct trial_phase phases[LAB_MAX_PHASES];
 	uint32_t n_phases;
 	struct trial_engine_cost engine_cost; /* not written to the results */
+	struct trial_noise noise;
 };
 
 #endif /* IOMMULAB_TRIAL_H */

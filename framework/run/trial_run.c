@@ -16,6 +16,7 @@
 #include "engine/host.h"
 #include "iova/slowpath.h"
 #include "run/engines.h"
+#include "run/noise.h"
 #include "verify/cmdq_check.h"
 #include "workload/cmdq_wl.h"
 #include "workload/iova_wl.h"
@@ -425,7 +426,10 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 	};
 	/* Injected allocation failures start with the run: set-up is not what is tested. */
 	host_env_set_alloc_fault(t.env, t.cfg->faults.alloc_fail_every);
+	struct noise_mark before, after;
+	noise_mark(&before);
 	rc = engine->run(&job, &t.eres);
+	noise_mark(&after);
 	if (t.dev)
 		smmu_stop(t.dev);
 	if (t.dev && t.eres.hung && !t.eres.threads_left)
@@ -436,6 +440,9 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 	}
 	merge(&t, res);
 	judge(&t, res);
+	noise_judge(res, &before, &after, &t.eres, t.ncpus,
+		    engine->binding == ENGINE_BINDING_NATIVE,
+		    req->ops_per_cpu ? 0 : job.duration_ns);
 	if (req->oracle && oracle && t.cwl)
 		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, res);
 out:

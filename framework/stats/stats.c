@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* stats -- mean and Student's t 95% confidence interval over the repeats of a trial. */
+/* stats -- mean and 95% confidence intervals over the repeats of a trial (see stats.h). */
 #include "stats/stats.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 /* Two-sided 95% critical values t(0.975, df) for df = 1..30 (standard tables, 4 decimals). */
 static const double t95_table[30] = {
@@ -47,25 +48,95 @@ double stats_t95(size_t df)
 	return t95_tail[n - 1].t + (a - inv) / a * (T95_INF - t95_tail[n - 1].t);
 }
 
-struct mean_ci stats_mean_ci(const double *x, size_t n)
+/* Mean and sample standard deviation: two-pass, which avoids cancellation for large, close
+ * values (repeats are few). */
+static void mean_sd(const double *x, size_t n, double *mean, double *sd)
 {
-	struct mean_ci r = { 0.0, 0.0, n };
+	double sum = 0.0, ss = 0.0;
 
-	if (!n)
-		return r;
-	/* Two-pass: repeats are few, and this avoids cancellation for large, close values. */
-	double sum = 0.0;
 	for (size_t i = 0; i < n; i++)
 		sum += x[i];
-	r.mean = sum / (double)n;
-	if (n < 2)
-		return r;
-
-	double ss = 0.0;
+	*mean = sum / (double)n;
 	for (size_t i = 0; i < n; i++)
-		ss += (x[i] - r.mean) * (x[i] - r.mean);
-	double sd = sqrt(ss / (double)(n - 1));
+		ss += (x[i] - *mean) * (x[i] - *mean);
+	*sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+}
 
-	r.half_width = stats_t95(n - 1) * sd / sqrt((double)n);
+static struct mean_ci no_interval(double mean, size_t n)
+{
+	return (struct mean_ci){ .mean = mean,
+				 .half_width = NAN,
+				 .n = n,
+				 .low = NAN,
+				 .high = NAN,
+				 .method = STATS_CI_NONE };
+}
+
+struct mean_ci stats_mean_ci(const double *x, size_t n)
+{
+	double mean, sd;
+
+	if (!n)
+		return no_interval(0.0, 0);
+	mean_sd(x, n, &mean, &sd);
+	if (n < 2)
+		return no_interval(mean, n);
+
+	double hw = stats_t95(n - 1) * sd / sqrt((double)n);
+
+	return (struct mean_ci){ .mean = mean,
+				 .half_width = hw,
+				 .n = n,
+				 .low = mean - hw,
+				 .high = mean + hw,
+				 .method = STATS_CI_T };
+}
+
+struct mean_ci stats_mean_ci_nonneg(const double *x, size_t n)
+{
+	struct mean_ci r = stats_mean_ci(x, n);
+	bool positive = true;
+
+	if (r.n < 2)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		positive &= x[i] > 0;
+	if (!positive) {
+		if (r.low < 0) {
+			r.low = 0;
+			r.half_width = (r.high - r.low) / 2;
+			r.method = STATS_CI_T_CLAMPED;
+		}
+		return r;
+	}
+
+	double lmean = 0.0, lss = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		lmean += log(x[i]);
+	lmean /= (double)n;
+	for (size_t i = 0; i < n; i++)
+		lss += (log(x[i]) - lmean) * (log(x[i]) - lmean);
+
+	double lhw = stats_t95(n - 1) * sqrt(lss / (double)(n - 1)) / sqrt((double)n);
+
+	r.low = exp(lmean - lhw);
+	r.high = exp(lmean + lhw);
+	r.half_width = (r.high - r.low) / 2;
+	r.method = STATS_CI_LOG_T;
 	return r;
+}
+
+const char *stats_ci_method_name(enum stats_ci_method m)
+{
+	switch (m) {
+	case STATS_CI_T:
+		return "student-t";
+	case STATS_CI_LOG_T:
+		return "log-student-t";
+	case STATS_CI_T_CLAMPED:
+		return "student-t-clamped-at-0";
+	default:
+		return "none";
+	}
 }

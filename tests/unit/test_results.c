@@ -276,6 +276,11 @@ Test(results, csv_parses_back_with_columns_and_values, .timeout = 10)
 			       "cas_attempts_per_op",
 			       "magazines_held",
 			       "magazines_held_per_op",
+			       "desched_pct",
+			       "invol_csw",
+			       "load_start",
+			       "load_end",
+			       "steal_pct",
 			       "error" };
 	cr_assert_eq(t.n_cols, sizeof(want) / sizeof(want[0]));
 	for (size_t c = 0; c < t.n_cols; c++)
@@ -344,11 +349,15 @@ Test(results, summary_json_is_valid_and_complete, .timeout = 10)
 	cr_assert_not_null(strstr(text, "\"oversubscribed\": false"));
 	cr_assert_not_null(strstr(text, "\"magazines_held_per_op\": null"));
 	cr_assert_not_null(strstr(text, "\"swept\": {\"workload.cmdq.cmds_per_sync\": \"4\"}"));
-	/* cmpxchg: 2.0e6 and 2.2e6 -> mean 2.1e6, half width 12.7062 * 141421.36 / 1.41421. */
-	cr_assert_not_null(strstr(text, "\"ops_per_sec\": {\"mean\": 2100000, \"ci95\": 1270"),
-			   "%s", text);
+	/* cmpxchg: 2.0e6 and 2.2e6 -> mean 2.1e6; on ln(x): sd ln(1.1) / sqrt(2), half width
+	 * 12.7062 * that / sqrt(2) = 0.605546, so the interval is 2.0976e6 * exp(-/+0.605546). */
+	cr_assert_not_null(strstr(text, "\"ops_per_sec\": {\"mean\": 2100000, \"ci95\": "), "%s",
+			   text);
+	cr_assert_not_null(strstr(text, "\"ci_low\": 1144"), "%s", text);
+	cr_assert_not_null(strstr(text, "\"ci_high\": 3843"), "%s", text);
+	cr_assert_not_null(strstr(text, "\"ci_method\": \"log-student-t\""));
 	cr_assert_not_null(strstr(text, "\"p50_ns\": {\"mean\": 910,"));
-	cr_assert_not_null(strstr(text, "\"repeats\": 1, \"ok\": 0, \"failed\": 1"),
+	cr_assert_not_null(strstr(text, "\"repeats\": 1, \"ok\": 0, \"noisy\": 0, \"failed\": 1"),
 			   "the failed spinlock trial is counted, not averaged");
 	free(text);
 
@@ -504,9 +513,10 @@ Test(results, column_table_matches_the_header_and_the_rows, .timeout = 10)
 	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(columns_build(&cols, &layout), 0);
 
-	/* 4 + axes + status + 9 conditions + 8 per metric + phases + 2 per counter + error. */
+	/* 4 + axes + status + 9 conditions + 8 per metric + phases + 2 per counter + 5 of the
+	 * host's noise + error. */
 	size_t want = 4 + layout.n_axes + 1 + 9 + 8 * layout.n_metrics + layout.n_phases +
-		      2 * layout.n_counters + 1;
+		      2 * layout.n_counters + 5 + 1;
 	cr_assert_eq(cols.n, want, "%zu columns, expected %zu", cols.n, want);
 	cr_assert(columns_match(&cols, t.header, t.n_cols), "the header is the table's");
 	for (size_t i = 0; i < cols.n; i++)
@@ -565,16 +575,22 @@ Test(results, aggregation_gives_the_known_mean_and_ci, .timeout = 10)
 
 	struct mean_ci ci = agg_mean_ci(&t, &g.g[0], 2, scratch);
 
-	/* mean 12, sd 2; the project's t(0.975, 2) is the table's 4.3027, so the half width is
-	 * 4.3027 * 2 / sqrt(3) = 4.968330. */
+	/* mean 12; the interval is Student's t (4.3027 for 2 df) on ln(10), ln(12), ln(14),
+	 * taken back with exp: every trials.csv quantity is positive. */
+	double l[] = { log(10.0), log(12.0), log(14.0) }, lm = (l[0] + l[1] + l[2]) / 3;
+	double lsd = sqrt(((l[0] - lm) * (l[0] - lm) + (l[1] - lm) * (l[1] - lm) +
+			   (l[2] - lm) * (l[2] - lm)) /
+			  2);
+	double lhw = 4.3027 * lsd / sqrt(3.0);
 	cr_assert_eq(ci.n, 3);
 	cr_assert_float_eq(ci.mean, 12.0, 1e-12);
-	cr_assert_float_eq(ci.half_width, 4.3027 * 2.0 / sqrt(3.0), 1e-9, "got %.7f",
-			   ci.half_width);
+	cr_assert_eq(ci.method, STATS_CI_LOG_T);
+	cr_assert_float_eq(ci.low, exp(lm - lhw), 1e-9, "got %.7f", ci.low);
+	cr_assert_float_eq(ci.high, exp(lm + lhw), 1e-9, "got %.7f", ci.high);
 
 	ci = agg_mean_ci(&t, &g.g[1], 2, scratch);
 	cr_assert_eq(ci.n, 1);
 	cr_assert_float_eq(ci.mean, 99.0, 1e-12);
-	cr_assert_float_eq(ci.half_width, 0.0, 1e-12, "one repeat gives no interval");
+	cr_assert(isnan(ci.half_width) && isnan(ci.low), "one repeat gives no interval");
 	agg_groups_free(&g);
 }

@@ -775,8 +775,11 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 			struct trial_request req = { .cfg = &cfg };
 			memset(&r, 0, sizeof(r));
 			cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
-			cr_assert_eq(r.status, TRIAL_OK, "op %d engine %d: %s", op, engine,
-				     r.error);
+			/* Natively a busy host may make it noisy or incomplete (run/noise.h). */
+			if (engine == ENGINE_NATIVE && r.status == TRIAL_INCOMPLETE)
+				continue;
+			cr_assert(trial_status_measured(r.status), "op %d engine %d: %s", op,
+				  engine, r.error);
 			cr_assert_gt(r.ops, 100, "op %d engine %d", op, engine);
 			double ns_per_op = (double)r.cpus / r.ops_per_sec * 1e9;
 			cr_assert(ns_per_op > 0.5 && ns_per_op < 1e6, "op %d engine %d: %g ns", op,

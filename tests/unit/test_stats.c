@@ -54,7 +54,9 @@ Test(stats, mean_ci_degenerate, .timeout = 5)
 	struct mean_ci ci = stats_mean_ci(&one, 1);
 
 	cr_assert_float_eq(ci.mean, 42.0, 1e-12);
-	cr_assert_eq(ci.half_width, 0.0, "no interval from one repeat");
+	cr_assert(isnan(ci.half_width) && isnan(ci.low) && isnan(ci.high),
+		  "one repeat: the interval is unknown, not 0");
+	cr_assert_eq(ci.method, STATS_CI_NONE);
 	ci = stats_mean_ci(NULL, 0);
 	cr_assert_eq(ci.n, 0);
 	cr_assert_eq(ci.mean, 0.0);
@@ -63,6 +65,45 @@ Test(stats, mean_ci_degenerate, .timeout = 5)
 	ci = stats_mean_ci(same, 3);
 	cr_assert_float_eq(ci.mean, 1e9, 1e-3);
 	cr_assert_eq(ci.half_width, 0.0, "identical repeats have no spread");
+}
+
+Test(stats, nonneg_ci_is_log_t_and_never_below_zero, .timeout = 5)
+{
+	/* The issue's two repeats: 81,848 and 498,309 ops/s. Student's t gave a low bound far
+	 * below 0; on ln(x): mean 12.2131, sd 1.27752, half width 12.7062 * sd / sqrt(2). */
+	const double x[] = { 81848, 498309 };
+	struct mean_ci t = stats_mean_ci(x, 2), ci = stats_mean_ci_nonneg(x, 2);
+
+	cr_assert(t.low < 0, "Student's t reaches below zero here");
+	cr_assert_eq(ci.method, STATS_CI_LOG_T);
+	cr_assert_float_eq(ci.mean, 290078.5, 1e-6, "the mean is still the arithmetic one");
+	double lm = (log(81848.0) + log(498309.0)) / 2,
+	       lsd = fabs(log(498309.0 / 81848.0)) / sqrt(2.0);
+	double lhw = 12.7062 * lsd / sqrt(2.0);
+	cr_assert_float_eq(ci.low, exp(lm - lhw), 1e-9 * exp(lm - lhw));
+	cr_assert_float_eq(ci.high, exp(lm + lhw), 1e-9 * exp(lm + lhw));
+	cr_assert(ci.low > 0 && ci.low < ci.mean && ci.high > ci.mean);
+	cr_assert_float_eq(ci.half_width, (ci.high - ci.low) / 2, 1e-6);
+	cr_assert_str_eq(stats_ci_method_name(ci.method), "log-student-t");
+
+	/* Close repeats: the log interval is Student's to the first order. */
+	const double y[] = { 1000, 1010, 990, 1005, 995 };
+	struct mean_ci ty = stats_mean_ci(y, 5), ly = stats_mean_ci_nonneg(y, 5);
+	cr_assert_float_eq(ly.low, ty.low, 0.05, "%f vs %f", ly.low, ty.low);
+	cr_assert_float_eq(ly.high, ty.high, 0.05, "%f vs %f", ly.high, ty.high);
+
+	/* A zero among the values: no logarithm; Student's, clamped at 0. */
+	const double z[] = { 0, 100 };
+	struct mean_ci cz = stats_mean_ci_nonneg(z, 2);
+	cr_assert_eq(cz.method, STATS_CI_T_CLAMPED);
+	cr_assert_eq(cz.low, 0.0);
+	cr_assert_float_eq(cz.high, 50 + 12.7062 * 50, 1e-2);
+
+	/* One value: none, whichever method. */
+	cz = stats_mean_ci_nonneg(z + 1, 1);
+	cr_assert_eq(cz.method, STATS_CI_NONE);
+	cr_assert(isnan(cz.low));
+	cr_assert_str_eq(stats_ci_method_name(cz.method), "none");
 }
 
 /* ---- compare: Mann-Whitney U and the ratio of means ----------------------------------- */

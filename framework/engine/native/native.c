@@ -8,11 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "engine/cpu_loop.h"
 
 enum run_state { RUN_WARMUP = 0, RUN_MEASURE, RUN_STOP };
+
+struct sched_mark {
+	bool ok;
+	uint64_t cpu_ns, wall_ns, invol, vol;
+};
 
 struct worker {
 	pthread_t thread;
@@ -28,6 +34,7 @@ struct worker {
 	uint32_t in_op;	    /* atomic */
 	uint32_t done;	    /* atomic */
 	uint64_t t_measure, t_stop;
+	struct sched_mark sched0; /* the thread's figures when measurement started */
 } LAB_CACHE_ALIGNED;
 
 struct native_run {
@@ -76,6 +83,37 @@ static void pin(uint32_t cpu)
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/* What the host did to the calling thread so far: CPU time, wall time, context switches. */
+static bool sched_mark(struct sched_mark *m)
+{
+	struct timespec cpu, wall;
+	struct rusage ru;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) || clock_gettime(CLOCK_MONOTONIC, &wall) ||
+	    getrusage(RUSAGE_THREAD, &ru))
+		return m->ok = false;
+	m->cpu_ns = (uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec;
+	m->wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
+	m->invol = (uint64_t)ru.ru_nivcsw;
+	m->vol = (uint64_t)ru.ru_nvcsw;
+	return m->ok = true;
+}
+
+/* The measured window's figures into the CPU's result (called by the worker at its end). */
+static void sched_window(const struct worker *w)
+{
+	struct sched_mark end;
+	struct engine_cpu_result *r = w->res;
+
+	if (!w->sched0.ok || !sched_mark(&end))
+		return;
+	r->have_sched = true;
+	r->cpu_ns = end.cpu_ns - w->sched0.cpu_ns;
+	r->wall_ns = end.wall_ns - w->sched0.wall_ns;
+	r->invol_switches = end.invol - w->sched0.invol;
+	r->vol_switches = end.vol - w->sched0.vol;
+}
+
 /* ---- the CPU loop's hooks (engine/cpu_loop.h): the run's state word, the progress count -- */
 
 static enum engine_phase w_phase(void *ctx)
@@ -97,6 +135,7 @@ static void w_measure_started(void *ctx)
 	struct worker *w = ctx;
 
 	w->t_measure = lab_now(w->c);
+	sched_mark(&w->sched0);
 }
 
 static void w_before_op(void *ctx)
@@ -144,6 +183,7 @@ static void worker_loop(struct worker *w)
 	w->t_measure = lab_now(w->c);
 	engine_cpu_loop(w->run->job, w->c, w->res, &native_hooks, w);
 	w->t_stop = lab_now(w->c);
+	sched_window(w);
 }
 
 static void *worker_main(void *arg)
