@@ -21,72 +21,28 @@
 #include "cli/cli.h"
 #include "results/csv.h"
 
-#define EXE	TEST_BUILD_ROOT "/iommulab"
-#define CONFIGS TEST_SOURCE_ROOT "/configs"
-
-static char tmp[256];
+#include "cli_harness.h"
 
 static void make_tmp(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/iommulab-cli-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
+	cli_make_tmp("cli");
 }
 
-static void remove_tmp(void)
-{
-	char cmd[300];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	(void)!system(cmd);
-}
-
-TestSuite(cli, .init = make_tmp, .fini = remove_tmp);
+TestSuite(cli, .init = make_tmp, .fini = cli_remove_tmp);
 
 /* Run iommulab with argv (NULL-terminated); stderr to tmp/stderr.txt, stdout to out_path;
  * return exit status (or, with pid_out, the child's pid at once). */
 static int run_to(char *const argv[], pid_t *pid_out, const char *out_path)
 {
 	char err_path[300];
-	pid_t pid = fork();
 
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		snprintf(err_path, sizeof(err_path), "%s/stderr.txt", tmp);
-		if (!freopen(err_path, "w", stderr) || !freopen(out_path, "w", stdout))
-			_exit(127);
-		/* Under AddressSanitizer a plugin's SIGSEGV or abort must still kill the trial's
-		 * process by that signal, as it does in a normal build. */
-		const char *asan = getenv("ASAN_OPTIONS");
-		char opts[1024];
-		snprintf(opts, sizeof(opts), "%s%shandle_segv=0:handle_abort=0", asan ? asan : "",
-			 asan && *asan ? ":" : "");
-		setenv("ASAN_OPTIONS", opts, 1);
-		execv(EXE, argv);
-		_exit(127);
-	}
-	if (pid_out) {
-		*pid_out = pid;
-		return 0;
-	}
-	int status;
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	snprintf(err_path, sizeof(err_path), "%s/stderr.txt", tmp);
+	return cli_run_to(argv, pid_out, out_path, err_path);
 }
 
 static int run(char *const argv[], pid_t *pid_out)
 {
 	return run_to(argv, pid_out, "/dev/null");
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	static char buf[1 << 16];
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	return buf;
 }
 
 static bool exists(const char *dir, const char *name)
@@ -181,7 +137,7 @@ Test(cli, quickstart_makes_its_files_graphs_and_sane_numbers, .timeout = 120)
 	csv_free(&t);
 	char path[400];
 	snprintf(path, sizeof(path), "%s/summary.json", out);
-	cr_assert(strstr(slurp(path), "\"schema_version\": 1"), "schema_version missing");
+	cr_assert(strstr(cli_slurp_path(path), "\"schema_version\": 1"), "schema_version missing");
 }
 
 Test(cli, a_bad_scenario_gives_one_error_per_problem_and_runs_nothing, .timeout = 30)
@@ -196,7 +152,7 @@ Test(cli, a_bad_scenario_gives_one_error_per_problem_and_runs_nothing, .timeout 
 	cr_assert_eq(run(argv, NULL), 2);
 	char path[300];
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
-	const char *err = slurp(path);
+	const char *err = cli_slurp_path(path);
 	cr_assert(strstr(err, "bad-mixed.ini:3: [smmu] queu_shift: unknown key, did you mean "
 			      "'queue_shift'?"),
 		  "%s", err);
@@ -230,7 +186,7 @@ Test(cli, ctrl_c_keeps_every_finished_trial, .timeout = 60)
 	run(argv, &pid);
 	/* Wait until at least two trials are on disk, then interrupt. */
 	for (int i = 0; i < 400; i++) {
-		const char *text = slurp(csv);
+		const char *text = cli_slurp_path(csv);
 		int lines = 0;
 		for (const char *p = text; *p; p++)
 			lines += *p == '\n';
@@ -252,7 +208,8 @@ Test(cli, ctrl_c_keeps_every_finished_trial, .timeout = 60)
 	csv_free(&t);
 	char path[400];
 	snprintf(path, sizeof(path), "%s/summary.json", out);
-	cr_assert(strstr(slurp(path), "\"interrupted\": true"), "summary does not say interrupted");
+	cr_assert(strstr(cli_slurp_path(path), "\"interrupted\": true"),
+		  "summary does not say interrupted");
 }
 
 static void run_config(const char *name, const char *const *extra)
@@ -281,7 +238,7 @@ static void run_config(const char *name, const char *const *extra)
 	argv[n] = NULL;
 	char path[400];
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
-	cr_assert_eq(run(argv, NULL), 0, "%s: %s", name, slurp(path));
+	cr_assert_eq(run(argv, NULL), 0, "%s: %s", name, cli_slurp_path(path));
 	struct csv_table t;
 	load_trials(out, &t);
 	cr_assert_gt(t.n_rows, 0);
@@ -320,7 +277,7 @@ static void sim_records_its_machine(const char *name, bool topology, const char 
 	snprintf(out, sizeof(out), "%s/%s.out", tmp, name);
 	char path[400];
 	snprintf(path, sizeof(path), "%s/machine.txt", out);
-	const char *m = slurp(path);
+	const char *m = cli_slurp_path(path);
 	cr_assert(strstr(m, "engine: sim"), "%s", m);
 	cr_assert(strstr(m, machine), "expected '%s' in:\n%s", machine, m);
 	cr_assert(strstr(m, "sim model: atomic = "), "%s", m);
@@ -488,7 +445,7 @@ Test(cli, a_sim_trial_that_stops_virtual_time_fails_by_the_stall_limit, .timeout
 static size_t count_lines(const char *path)
 {
 	size_t n = 0;
-	for (const char *p = slurp(path); *p; p++)
+	for (const char *p = cli_slurp_path(path); *p; p++)
 		n += *p == '\n';
 	return n;
 }
@@ -519,13 +476,13 @@ Test(cli, resume_finishes_an_interrupted_run_and_keeps_its_rows, .timeout = 120)
 	kill(pid, SIGINT);
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert_eq(WEXITSTATUS(status), 130);
-	snprintf(before, sizeof(before), "%s", slurp(csv));
+	snprintf(before, sizeof(before), "%s", cli_slurp_path(csv));
 	size_t done = count_lines(csv) - 1;
 	cr_assert(done >= 2 && done < 12, "%zu trials before the interrupt", done);
 
 	cr_assert_eq(run(again, NULL), 0);
 	cr_assert_eq(count_lines(csv), 12 + 1, "2 cpus x 2 plugins x 3 repeats, once each");
-	cr_assert_eq(strncmp(slurp(csv), before, strlen(before)), 0,
+	cr_assert_eq(strncmp(cli_slurp_path(csv), before, strlen(before)), 0,
 		     "the rows of the finished trials changed");
 
 	/* A scenario edited since: refused, nothing appended. */
@@ -536,7 +493,8 @@ Test(cli, resume_finishes_an_interrupted_run_and_keeps_its_rows, .timeout = 120)
 	cr_assert_eq(run(again, NULL), 2);
 	char path[400];
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
-	cr_assert(strstr(slurp(path), "was edited since the run started"), "%s", slurp(path));
+	cr_assert(strstr(cli_slurp_path(path), "was edited since the run started"), "%s",
+		  cli_slurp_path(path));
 	cr_assert_eq(count_lines(csv), 13);
 }
 
@@ -544,7 +502,7 @@ static void run_expect(char *const argv[], int want_status)
 {
 	char path[400];
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
-	cr_assert_eq(run(argv, NULL), want_status, "%s", slurp(path));
+	cr_assert_eq(run(argv, NULL), want_status, "%s", cli_slurp_path(path));
 }
 
 /*
@@ -582,10 +540,10 @@ Test(cli, the_sim_gives_byte_identical_trials_twice, .timeout = 120)
 			run_expect(argv, 0);
 			snprintf(path, sizeof(path), "%s/trials.csv", out[k]);
 			if (k == 0)
-				snprintf(first, sizeof(first), "%s", slurp(path));
+				snprintf(first, sizeof(first), "%s", cli_slurp_path(path));
 		}
 		cr_assert_gt(strlen(first), 100);
-		cr_assert_str_eq(first, slurp(path), "%s: the two runs' trials.csv differ",
+		cr_assert_str_eq(first, cli_slurp_path(path), "%s: the two runs' trials.csv differ",
 				 inis[i]);
 	}
 }
@@ -663,7 +621,7 @@ static const char *stderr_text(void)
 	char path[300];
 
 	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
-	return slurp(path);
+	return cli_slurp_path(path);
 }
 
 /* The first line of text that starts with op and cpus, parsed: 0 if there is none. */
@@ -706,7 +664,7 @@ Test(cli, calibrate_compares_a_micro_run_with_the_measured_curves, .timeout = 12
 	/* Whether the model is within 25% is the model's business; the table is this test's. */
 	status = run_to(cal, NULL, stdout_path);
 	cr_assert(status == 0 || status == 1, "status %d: %s", status, stderr_text());
-	snprintf(text, sizeof(text), "%s", slurp(stdout_path));
+	snprintf(text, sizeof(text), "%s", cli_slurp_path(stdout_path));
 	for (size_t o = 0; o < LAB_ARRAY_SIZE(ops); o++) {
 		for (size_t c = 0; c < LAB_ARRAY_SIZE(cpus); c++) {
 			double sim, meas;
@@ -803,7 +761,7 @@ static const char *run_stdout(char *const argv[], int *status)
 
 	snprintf(path, sizeof(path), "%s/stdout.txt", tmp);
 	*status = run_to(argv, NULL, path);
-	return slurp(path);
+	return cli_slurp_path(path);
 }
 
 /* The table itself: every command has a name, a function, usage, summary, help and exits. */
@@ -943,7 +901,8 @@ Test(cli, options_take_their_value_after_an_equals_sign, .timeout = 60)
 		cr_assert_eq(num(&t, r, "cpus"), 2, "--set=sweep.cpus=2");
 	csv_free(&t);
 	snprintf(opt, sizeof(opt), "%s/scenario.ini", out);
-	cr_assert(strstr(slurp(opt), "\nduration_ms = 1\nwarmup_ms = 1\n"), "%s", slurp(opt));
+	cr_assert(strstr(cli_slurp_path(opt), "\nduration_ms = 1\nwarmup_ms = 1\n"), "%s",
+		  cli_slurp_path(opt));
 }
 
 /* verify's --set is run's: the same spellings, checks and messages (and NAME.KEY as before). */
@@ -1009,7 +968,7 @@ static char *trials_text(const char *dir)
 	char path[400];
 
 	snprintf(path, sizeof(path), "%s/trials.csv", dir);
-	return strdup(slurp(path));
+	return strdup(cli_slurp_path(path));
 }
 
 Test(cli, jobs_give_byte_identical_trials_csv, .timeout = 120)

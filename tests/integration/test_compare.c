@@ -13,61 +13,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define EXE	TEST_BUILD_ROOT "/iommulab"
-#define CONFIGS TEST_SOURCE_ROOT "/configs"
-
-static char tmp[256];
+#include "cli_harness.h"
 
 static void make_tmp(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/iommulab-compare-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
+	cli_make_tmp("compare");
 }
 
-static void remove_tmp(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	(void)!system(cmd);
-}
-
-TestSuite(compare, .init = make_tmp, .fini = remove_tmp);
+TestSuite(compare, .init = make_tmp, .fini = cli_remove_tmp);
 
 /* Run iommulab with argv (NULL-terminated), stdout and stderr to tmp/out.txt and tmp/err.txt. */
 static int run(char *const argv[])
 {
 	char out[300], err[300];
-	pid_t pid = fork();
-	int status;
 
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		snprintf(out, sizeof(out), "%s/out.txt", tmp);
-		snprintf(err, sizeof(err), "%s/err.txt", tmp);
-		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
-			_exit(127);
-		execv(EXE, argv);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-static char *slurp(const char *name)
-{
-	static char buf[1 << 16];
-	char path[300];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	f = fopen(path, "r");
-	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	return buf;
+	snprintf(out, sizeof(out), "%s/out.txt", tmp);
+	snprintf(err, sizeof(err), "%s/err.txt", tmp);
+	return cli_run_to(argv, NULL, out, err);
 }
 
 /*
@@ -107,7 +69,7 @@ static void sim_run(const char *name, const char *repeats, const char *set1, con
 	argv[n++] = "--out";
 	argv[n++] = out;
 	argv[n] = NULL;
-	cr_assert_eq(run(argv), 0, "run %s failed: %s", name, slurp("err.txt"));
+	cr_assert_eq(run(argv), 0, "run %s failed: %s", name, cli_slurp("err.txt"));
 }
 
 static int compare(const char *a, const char *b, const char *opt, const char *val)
@@ -125,7 +87,7 @@ static const char *line_of(const char *plugin, const char *cpus)
 {
 	static char line[512];
 	char want[128];
-	const char *s = slurp("out.txt");
+	const char *s = cli_slurp("out.txt");
 
 	snprintf(want, sizeof(want), "scenario.cpus=%s ", cpus);
 	while (s && *s) {
@@ -141,7 +103,7 @@ static const char *line_of(const char *plugin, const char *cpus)
 		}
 		s = nl ? nl + 1 : NULL;
 	}
-	cr_assert_fail("no line for %s at %s CPUs in:\n%s", plugin, cpus, slurp("out.txt"));
+	cr_assert_fail("no line for %s at %s CPUs in:\n%s", plugin, cpus, cli_slurp("out.txt"));
 	return NULL;
 }
 
@@ -164,31 +126,32 @@ Test(compare, same_scenario_no_difference_slower_think_time_slower, .timeout = 3
 
 	/* Same scenario, other seed: nothing differs significantly. The sim is exact for a
 	 * seed (whatever -j), so this is the same verdict on every run, not a 5% gamble. */
-	cr_assert_eq(compare("a", "a2", NULL, NULL), 0, "%s", slurp("err.txt"));
+	cr_assert_eq(compare("a", "a2", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
 	for (const char *const *cpus = (const char *const[]){ "1", "2", NULL }; *cpus; cpus++) {
 		l = line_of("biglock", *cpus);
 		cr_assert(strstr(l, "no significant difference"), "%s", l);
 		cr_assert_geq(p_of(l), 0.05, "%s", l);
 	}
-	cr_assert(strstr(slurp("out.txt"), "scenario.seed = 1 in A, 7 in B"), "%s",
-		  slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "scenario.seed = 1 in A, 7 in B"), "%s",
+		  cli_slurp("out.txt"));
 
 	/* 1.5 us of think time instead of 1: fewer ops per second, every point. */
-	cr_assert_eq(compare("a", "slow", NULL, NULL), 0, "%s", slurp("err.txt"));
+	cr_assert_eq(compare("a", "slow", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
 	l = line_of("biglock", "1");
 	cr_assert(strstr(l, "slower"), "%s", l);
 	cr_assert_lt(p_of(l), 0.05, "%s", l);
 	cr_assert(strstr(l, "(exact)"), "5 against 5 without ties is exact: %s", l);
-	cr_assert(strstr(slurp("out.txt"), "biglock at scenario.cpus=1: ran "), "%s",
-		  slurp("out.txt"));
-	cr_assert(strstr(slurp("out.txt"), "times slower in B (p = "), "%s", slurp("out.txt"));
-	cr_assert(strstr(slurp("out.txt"), "workload.cmdq.think_ns = 1000 in A, 1500 in B"));
+	cr_assert(strstr(cli_slurp("out.txt"), "biglock at scenario.cpus=1: ran "), "%s",
+		  cli_slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "times slower in B (p = "), "%s",
+		  cli_slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "workload.cmdq.think_ns = 1000 in A, 1500 in B"));
 
 	/* The other way round, B is faster; and the same on a latency: lower is better. */
 	cr_assert_eq(compare("slow", "a", NULL, NULL), 0);
 	cr_assert(strstr(line_of("biglock", "1"), "faster"), "%s", line_of("biglock", "1"));
-	cr_assert_eq(compare("a", "slow", "--metric", "op_p50_ns"), 0, "%s", slurp("err.txt"));
-	cr_assert(strstr(slurp("out.txt"), "metric op_p50_ns (lower is better)"));
+	cr_assert_eq(compare("a", "slow", "--metric", "op_p50_ns"), 0, "%s", cli_slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "metric op_p50_ns (lower is better)"));
 }
 
 Test(compare, too_few_repeats_and_points_in_one_run, .timeout = 300)
@@ -197,20 +160,20 @@ Test(compare, too_few_repeats_and_points_in_one_run, .timeout = 300)
 
 	sim_run("a", "3", NULL, NULL);
 	sim_run("one", "1", "plugins.cmdq=null,mcs", "sweep.cpus=1,2,4");
-	cr_assert_eq(compare("a", "one", NULL, NULL), 0, "%s", slurp("err.txt"));
+	cr_assert_eq(compare("a", "one", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
 	l = line_of("null", "1");
 	cr_assert(strstr(l, "too few repeats"), "%s", l);
 	cr_assert(strstr(l, "(n=1)"), "%s", l);
 	cr_assert_null(strstr(l, "p="), "no p value with one repeat: %s", l);
-	cr_assert(strstr(slurp("out.txt"), "only in A: biglock at scenario.cpus=1\n"), "%s",
-		  slurp("out.txt"));
-	cr_assert(strstr(slurp("out.txt"), "only in B: mcs at scenario.cpus=4\n"), "%s",
-		  slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "only in A: biglock at scenario.cpus=1\n"), "%s",
+		  cli_slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "only in B: mcs at scenario.cpus=4\n"), "%s",
+		  cli_slurp("out.txt"));
 	/* B's [plugin.mcs] keys, which A does not have, are named in the note. */
-	cr_assert(strstr(slurp("out.txt"), "plugin.mcs.leader_batch = (absent) in A, 1 in B"), "%s",
-		  slurp("out.txt"));
-	cr_assert(strstr(slurp("out.txt"), "only in B: null at scenario.cpus=4\n"), "%s",
-		  slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "plugin.mcs.leader_batch = (absent) in A, 1 in B"),
+		  "%s", cli_slurp("out.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "only in B: null at scenario.cpus=4\n"), "%s",
+		  cli_slurp("out.txt"));
 }
 
 Test(compare, bad_input_exits_2_with_the_reason, .timeout = 300)
@@ -220,12 +183,13 @@ Test(compare, bad_input_exits_2_with_the_reason, .timeout = 300)
 	sim_run("a", "2", NULL, NULL);
 
 	cr_assert_eq(compare("a", "missing", NULL, NULL), 2);
-	cr_assert(strstr(slurp("err.txt"), "/missing (B): no such directory"), "%s",
-		  slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"), "/missing (B): no such directory"), "%s",
+		  cli_slurp("err.txt"));
 
 	cr_assert_eq(compare("a", "a", "--metric", "bogus"), 2);
-	cr_assert(strstr(slurp("err.txt"), "unknown metric 'bogus'"), "%s", slurp("err.txt"));
-	cr_assert(strstr(slurp("err.txt"), " op_p99_ns,"), "%s", slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"), "unknown metric 'bogus'"), "%s",
+		  cli_slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"), " op_p99_ns,"), "%s", cli_slurp("err.txt"));
 	cr_assert_eq(compare("a", "a", "--alpha", "1.5"), 2);
 
 	/* A damaged number in an ok row (line 3: the second trial), then a short row. */
@@ -235,18 +199,19 @@ Test(compare, bad_input_exits_2_with_the_reason, .timeout = 300)
 		 tmp, tmp, tmp, tmp);
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(compare("a", "bad", NULL, NULL), 2);
-	cr_assert(strstr(slurp("err.txt"), "/bad/trials.csv:3: ops_per_sec '12x' is not a number"),
-		  "%s", slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"),
+			 "/bad/trials.csv:3: ops_per_sec '12x' is not a number"),
+		  "%s", cli_slurp("err.txt"));
 	snprintf(cmd, sizeof(cmd), "echo '9,9,9' >> '%s/bad/trials.csv'", tmp);
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(compare("bad", "a", NULL, NULL), 2);
-	cr_assert(strstr(slurp("err.txt"), "/bad/trials.csv:"), "%s", slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"), "/bad/trials.csv:"), "%s", cli_slurp("err.txt"));
 
 	/* Another x axis, another workload: refused. */
 	sim_run("axes", "2", "sweep.workload.cmdq.cmds_per_sync=1,4", NULL);
 	cr_assert_eq(compare("a", "axes", NULL, NULL), 2);
-	cr_assert(strstr(slurp("err.txt"), "different x axes"), "%s", slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"), "different x axes"), "%s", cli_slurp("err.txt"));
 	sim_run("iova", "2", "scenario.workload=iova", "plugins.iova=depotless");
 	cr_assert_eq(compare("a", "iova", NULL, NULL), 2);
-	cr_assert(strstr(slurp("err.txt"), "(workload cmdq) with"), "%s", slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("err.txt"), "(workload cmdq) with"), "%s", cli_slurp("err.txt"));
 }

@@ -24,42 +24,14 @@
 
 #include "util/sha256.h"
 
-#define EXE	TEST_BUILD_ROOT "/iommulab"
-#define CONFIGS TEST_SOURCE_ROOT "/configs"
-
-static char tmp[256];
+#include "cli_harness.h"
 
 static void make_tmp(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/iommulab-noise-XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp));
+	cli_make_tmp("noise");
 }
 
-static void remove_tmp(void)
-{
-	char cmd[300];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	(void)!system(cmd);
-}
-
-TestSuite(noise, .init = make_tmp, .fini = remove_tmp);
-
-static char *slurp(const char *name)
-{
-	static char buf[1 << 18];
-	char path[400];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", tmp, name);
-	f = fopen(path, "r");
-	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	return buf;
-}
+TestSuite(noise, .init = make_tmp, .fini = cli_remove_tmp);
 
 /* The first CPU this process may run on: where the trial and the hog share a core. */
 static int first_cpu(void)
@@ -113,18 +85,18 @@ static size_t count(const char *text, const char *what)
 Test(noise, a_hog_on_the_trials_core_makes_it_noisy, .timeout = 120)
 {
 	int rc = pinned_run("hog", true);
-	char *err = slurp("hog.err");
+	char *err = cli_slurp("hog.err");
 
 	cr_assert_eq(rc, 0, "noisy trials are measured: the run succeeds\n%s", err);
 	cr_assert_eq(count(err, "iommulab: warning: trial"), 1, "warned once:\n%s", err);
 	cr_assert_not_null(strstr(err, "is noisy: cpu0's thread was descheduled"), "%s", err);
-	char *out = slurp("hog.out");
+	char *out = cli_slurp("hog.out");
 	cr_assert_not_null(strstr(out, "2 of 2 trials were noisy"), "%s", out);
 	cr_assert_not_null(strstr(out, "2 of 2 noisy"), "the row's status:\n%s", out);
-	char *csv = slurp("hog/trials.csv");
+	char *csv = cli_slurp("hog/trials.csv");
 	cr_assert_eq(count(csv, ",noisy,"), 2, "%s", csv);
 	cr_assert_eq(count(csv, "\"noisy: cpu0's thread was descheduled"), 2, "%s", csv);
-	char *json = slurp("hog/summary.json");
+	char *json = cli_slurp("hog/summary.json");
 	cr_assert_not_null(strstr(json, "\"ok\": 0, \"noisy\": 2, \"failed\": 0"), "%s", json);
 }
 
@@ -135,20 +107,20 @@ Test(noise, a_quiet_run_flags_none, .timeout = 180)
 
 	for (attempt = 0; attempt < 3; attempt++) {
 		snprintf(dir, sizeof(dir), "quiet%d", attempt);
-		cr_assert_eq(pinned_run(dir, false), 0, "%s", slurp("quiet0.err"));
+		cr_assert_eq(pinned_run(dir, false), 0, "%s", cli_slurp("quiet0.err"));
 		snprintf(name, sizeof(name), "%s/trials.csv", dir);
-		if (!count(slurp(name), ",noisy,"))
+		if (!count(cli_slurp(name), ",noisy,"))
 			break;
 	}
-	cr_assert_lt(attempt, 3, "three quiet runs, each noisy:\n%s", slurp(name));
+	cr_assert_lt(attempt, 3, "three quiet runs, each noisy:\n%s", cli_slurp(name));
 	snprintf(name, sizeof(name), "%s.out", dir);
-	char *out = slurp(name);
+	char *out = cli_slurp(name);
 	cr_assert_null(strstr(out, "noisy"), "%s", out);
 	cr_assert_not_null(strstr(out, "timer: "), "a native run names its timer:\n%s", out);
 	snprintf(name, sizeof(name), "%s.err", dir);
-	cr_assert_null(strstr(slurp(name), "warning"), "%s", slurp(name));
+	cr_assert_null(strstr(cli_slurp(name), "warning"), "%s", cli_slurp(name));
 	snprintf(name, sizeof(name), "%s/machine.txt", dir);
-	char *m = slurp(name);
+	char *m = cli_slurp(name);
 	cr_assert_not_null(strstr(m, "\ncpu model: "), "%s", m);
 	cr_assert_not_null(strstr(m, "\ncpufreq governor: "), "%s", m);
 	cr_assert_not_null(strstr(m, "\nload: "), "%s", m);
@@ -157,7 +129,7 @@ Test(noise, a_quiet_run_flags_none, .timeout = 180)
 
 	/* plugins.txt: the .so that ran, by path and sha256. */
 	snprintf(name, sizeof(name), "%s/plugins.txt", dir);
-	char *pl = slurp(name), path[4096], want[80], hex[SHA256_HEX_LEN];
+	char *pl = cli_slurp(name), path[4096], want[80], hex[SHA256_HEX_LEN];
 	cr_assert_eq(sscanf(strstr(pl, "  path: ") + 8, "%4095s", path), 1, "%s", pl);
 	cr_assert_not_null(strstr(path, "cmdq-biglock.so"), "%s", path);
 	cr_assert_eq(sha256_file_hex(path, hex), 0);
@@ -193,8 +165,8 @@ Test(noise, dry_run_prints_the_plan_and_measures_nothing, .timeout = 60)
 	snprintf(dir, sizeof(dir), "%s/never", tmp);
 	char *argv[] = { "iommulab", "run", CONFIGS "/quickstart.ini", "--dry-run", "--out",
 			 dir,	     NULL };
-	cr_assert_eq(run("dry", argv), 0, "%s", slurp("dry.err"));
-	char *out = slurp("dry.out");
+	cr_assert_eq(run("dry", argv), 0, "%s", cli_slurp("dry.err"));
+	char *out = cli_slurp("dry.out");
 	cr_assert_not_null(strstr(out, "plan: " CONFIGS "/quickstart.ini (workload cmdq), 2 sweep "
 				       "points x 2 plugins: null biglock\n"),
 			   "%s", out);
@@ -226,15 +198,15 @@ Test(noise, json_summary_and_one_repeat_without_interval, .timeout = 120)
 			 NULL };
 
 	snprintf(dir, sizeof(dir), "%s/sim", tmp);
-	cr_assert_eq(run("json", argv), 0, "%s", slurp("json.err"));
-	char *out = slurp("json.out");
+	cr_assert_eq(run("json", argv), 0, "%s", cli_slurp("json.err"));
+	char *out = cli_slurp("json.out");
 	cr_assert_eq(out[0], '{', "JSON alone on stdout:\n%s", out);
 	cr_assert_null(strstr(out, "results:"), "the rest went to stderr");
 	cr_assert_not_null(strstr(out, "\"baseline\": \"cmpxchg\""), "%s", out);
 	cr_assert_not_null(strstr(out, "\"winners\": [\n  {\"point\": 0, \"at\": \"4 CPUs\""), "%s",
 			   out);
 	cr_assert_not_null(strstr(out, "\"ci_low\": null, \"ci_high\": null, \"n\": 1"), "%s", out);
-	char *json = slurp("sim/summary.json");
+	char *json = cli_slurp("sim/summary.json");
 	cr_assert_not_null(strstr(json, "\"ci95\": null, \"ci_low\": null, \"ci_high\": null, "
 					"\"ci_method\": \"none\", \"n\": 1}"),
 			   "one repeat: no interval, not 0");
@@ -259,8 +231,8 @@ Test(noise, json_summary_and_one_repeat_without_interval, .timeout = 120)
 			  dir,
 			  NULL };
 	snprintf(dir, sizeof(dir), "%s/sim2", tmp);
-	cr_assert_eq(run("text", argv2), 0, "%s", slurp("text.err"));
-	out = slurp("text.out");
+	cr_assert_eq(run("text", argv2), 0, "%s", cli_slurp("text.err"));
+	out = cli_slurp("text.out");
 	cr_assert_not_null(strstr(out, " n=1"), "%s", out);
 	cr_assert_not_null(strstr(out, "vs biglock"), "the first plugin not null:\n%s", out);
 	cr_assert_not_null(strstr(out, "\nat 4 CPUs: "), "%s", out);
