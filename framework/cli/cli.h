@@ -189,6 +189,10 @@ struct cli_summary_opts {
 int cli_print_summary_as(const char *dir, const struct scenario *s, const struct lab_clock *clk,
 			 const struct cli_summary_opts *o);
 
+/* The same table as text into dir/summary.txt (what report.html shows): 0 or -errno. */
+int cli_write_summary_file(const char *dir, const struct scenario *s,
+			   const struct cli_summary_opts *o);
+
 void cli_print_diags(const struct diag_list *d, const char *prefix);
 
 /* The scenario of the run in dir (its scenario.ini), with the plugins loaded into reg as run

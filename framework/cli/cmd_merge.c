@@ -302,6 +302,8 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 	}
 	fprintf(stderr, "iommulab merge: %zu trials from %zu dirs into %s/\n", mt.n_rows, n, out);
 	cli_print_summary(out, s, NULL);
+	if (cli_write_summary_file(out, s, NULL))
+		fprintf(stderr, "iommulab merge: warning: could not write %s/summary.txt\n", out);
 	printf("\nresults: %s/ (trials.csv, summary.json)\n", out);
 	cli_render_plots(out, 0);
 	size_t failed = count_failed(&mt);

@@ -708,6 +708,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
 			rep.resumed, rep.trials - rep.resumed);
 	cli_print_summary_as(dir, s, &clk, &sum);
+	if (cli_write_summary_file(dir, s, &sum))
+		fprintf(stderr, "iommulab: warning: could not write %s/summary.txt\n", dir);
 	if (sum.format == CLI_SUMMARY_JSON) {
 		/* stdout holds the JSON alone: what else the run says goes to stderr. */
 		fflush(stdout);

@@ -12,10 +12,13 @@
  * plugin, or --baseline), a winner line per sweep point, and the count of noisy trials.
  * --format json writes the same figures to stdout as one JSON object.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "engine/clock.h"
@@ -654,4 +657,40 @@ out:
 int cli_print_summary(const char *dir, const struct scenario *s, const struct lab_clock *clk)
 {
 	return cli_print_summary_as(dir, s, clk, NULL);
+}
+
+int cli_write_summary_file(const char *dir, const struct scenario *s,
+			   const struct cli_summary_opts *o)
+{
+	struct cli_summary_opts text = o ? *o : (struct cli_summary_opts){ 0 };
+	char path[4200], tmp[4200];
+	int fd, saved, rc;
+
+	text.format = CLI_SUMMARY_TEXT;
+	snprintf(path, sizeof(path), "%s/summary.txt", dir);
+	snprintf(tmp, sizeof(tmp), "%s/.summary.txt.tmp", dir);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	/* The table is printed with stdio: point stdout at the file for the one call. */
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+		rc = -errno;
+		close(fd);
+		if (saved >= 0)
+			close(saved);
+		unlink(tmp);
+		return rc;
+	}
+	close(fd);
+	rc = cli_print_summary_as(dir, s, NULL, &text);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	if (rc || rename(tmp, path)) {
+		unlink(tmp);
+		return rc ? rc : -errno;
+	}
+	return 0;
 }

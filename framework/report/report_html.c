@@ -363,6 +363,10 @@ int report_html_write(const char *results_dir, const struct plot_report *plots, 
 	ret = section_summary(f, &t, c_plugin, c_status);
 	if (ret)
 		goto out;
+	section_file(f, results_dir, "summary.txt",
+		     "Summary table (as the run printed it: the winner at each point, the "
+		     "ratio to the baseline, the noisy trials)",
+		     false);
 	section_noise(f, &t, c_plugin, c_status);
 	section_graphs(f, results_dir, plots);
 	section_file(f, results_dir, "scenario.ini", "Plan (the scenario as run)", true);

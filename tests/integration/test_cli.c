@@ -111,9 +111,14 @@ Test(cli, quickstart_makes_its_files_graphs_and_sane_numbers, .timeout = 120)
 		     (const char *const[]){ "trials.csv", "summary.json", "scenario.ini",
 					    "machine.txt", "plugins.txt", "plots/latency-op.png",
 					    "plots/latency-op.svg", "plots/throughput.png",
-					    "plots/phases.png", NULL };
+					    "plots/phases.png", "summary.txt", "report.html",
+					    NULL };
 	     *f; f++)
 		cr_assert(exists(out, *f), "%s/%s missing", out, *f);
+	/* report.html carries the table the run printed (summary.txt), winner lines and all. */
+	char page[400];
+	snprintf(page, sizeof(page), "%s/report.html", out);
+	cr_assert(strstr(cli_slurp_path(page), "plugin / point"), "no summary table in %s", page);
 
 	struct csv_table t;
 	load_trials(out, &t);
