@@ -62,8 +62,8 @@ expect 2 "$tmp/again.log" "already holds a trials.csv" lab merge "$tmp/m" "$tmp/
 
 # report: the same table as the run printed.
 lab report "$tmp/m" >"$tmp/report.out" 2>&1 || fail "report"
-diff <(sed -n '/^plugin \/ point/,/^harness/p' "$tmp/m.out") \
-	<(sed -n '/^plugin \/ point/,/^harness/p' "$tmp/report.out") || fail "report's table != merge's"
+diff <(sed -n '/^plugin \/ point/,/^$/p' "$tmp/m.out") \
+	<(sed -n '/^plugin \/ point/,/^$/p' "$tmp/report.out") || fail "report's table != merge's"
 grep -qF "$tmp/m: 12 of the scenario's 12 trials" "$tmp/report.out" || fail "report's count"
 lab report "$tmp/s1" >"$tmp/report1.out" 2>&1 || fail "report of a shard"
 grep -qF "4 of the scenario's 12 trials (shard 1/3: 4 of them" "$tmp/report1.out" ||
