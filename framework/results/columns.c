@@ -375,9 +375,10 @@ static const void *member_of(const struct trial_result *t, const struct results_
 				found = &t->phases[i];
 		break;
 	case FAM_COUNTER:
-		/* Capped at LAB_MAX_COUNTERS + 8 as the writer has always done, though the
-		 * array holds 12 host counters: a change here changes which columns fill. */
-		for (uint32_t i = 0; i < t->n_counters && i < LAB_MAX_COUNTERS + 8; i++)
+		/* Every counter the trial holds: a smaller cap left the last ones (the sim's
+		 * own figures) empty once the workloads' counters grew. */
+		for (uint32_t i = 0;
+		     i < t->n_counters && i < sizeof(t->counters) / sizeof(t->counters[0]); i++)
 			if (same_name(t->counters[i].name, col->member))
 				found = &t->counters[i];
 		break;

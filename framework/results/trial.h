@@ -98,8 +98,9 @@ struct trial_result {
 	uint64_t ops_min_cpu, ops_max_cpu; /* fairness */
 	struct trial_metric metrics[TRIAL_MAX_METRICS];
 	uint32_t n_metrics;
-	struct trial_counter
-		counters[LAB_MAX_COUNTERS + 12]; /* plugin's, then the host's (up to 9) */
+	/* The plugins', then the host's: the workload's up to 16, the device's 3, the tree's 3,
+	 * the engine's up to 4. */
+	struct trial_counter counters[LAB_MAX_COUNTERS + 26];
 	uint32_t n_counters;
 	struct trial_phase phases[LAB_MAX_PHASES];
 	uint32_t n_phases;

@@ -186,6 +186,7 @@ static int setup_workload(struct trial *t, struct trial_result *res)
 		.cmdq_state = t->cstate,
 		.dev = t->dev,
 		.iova = t->iwl,
+		.host = host_env_host(t->env),
 	};
 	t->wl = w->make(&env);
 	if (!t->wl)

@@ -109,6 +109,11 @@ struct scenario_wl_dma {
 	uint64_t fq_size;	/* lazy: entries per ring (0: the variant's) */
 	uint64_t fq_timeout_ms; /* lazy: the timer (0: the variant's) */
 	uint64_t direct_ns;	/* passthrough: dma-direct's map or unmap */
+
+	/* The identity-map lookup of every request (enum idmap_kind: none | list | cached). */
+	int identity;
+	uint64_t devices; /* list: nodes in the identity domain's list */
+	double position;  /* list: where the device sits, a fraction of devices (1: last) */
 };
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */

@@ -163,6 +163,7 @@ static const struct lab_param wl_iova_params[] = {
 static const char *const dma_pattern_choices[] = { "single", "ways", "irq", NULL };
 static const char *const dma_mode_choices[] = { "strict", "lazy", "passthrough", NULL };
 static const char *const dma_fq_choices[] = { "percpu", "single", NULL };
+static const char *const dma_identity_choices[] = { "none", "list", "cached", NULL };
 
 static const struct lab_param wl_dma_params[] = {
 	P(scenario_wl_dma, pages, LAB_PARAM_UINT, "1", 1, 1024, NULL,
@@ -217,6 +218,17 @@ static const struct lab_param wl_dma_params[] = {
 	  "(0: 10, single 1000)"),
 	P(scenario_wl_dma, direct_ns, LAB_PARAM_UINT, "20", 0, NS_MAX, NULL,
 	  "passthrough: dma-direct's map or unmap (phys_to_dma and the mask check)"),
+	P(scenario_wl_dma, identity, LAB_PARAM_ENUM, "none", 0, 0, dma_identity_choices,
+	  "intel-iommu's iommu=pt question per page of every map and unmap: list (2011: one "
+	  "global lock, walk the identity domain's devices list), cached (the fix: a per-device "
+	  "field), none (not asked)"),
+	P(scenario_wl_dma, devices, LAB_PARAM_UINT, "11000", 1, 1000000, NULL,
+	  "identity = list: devices on the identity domain's list, a cache line each (Travis's "
+	  "2011 UV system had about 11,000 PCI devices)"),
+	P(scenario_wl_dma, position, LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
+	  "identity = list, passthrough: where the device sits in the list, a fraction of "
+	  "devices (1: last; the walk reads ceil(position x devices) nodes, at least 1); in "
+	  "strict and lazy the device is on no list and the walk reads them all"),
 };
 
 static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };

@@ -10,6 +10,7 @@
 #include "device/smmu.h"
 #include "engine/host.h"
 #include "workload/flush_queue.h"
+#include "workload/identity_map.h"
 
 /* CMDQ_BATCH_ENTRIES: a batch holds 64 commands; longer invalidations go in several issues,
  * only the last with the CMD_SYNC (arm_smmu_cmdq_batch_add/submit). */
@@ -34,6 +35,11 @@ enum dma_ctr {
 	CTR_INV_NS,
 	CTR_IOVA_NS,
 	CTR_PT_NS,
+	CTR_ID_LOOKUPS,
+	CTR_ID_LOCKS,
+	CTR_ID_NODES,
+	CTR_ID_NS,
+	CTR_ID_LOCK_NS,
 	N_CTRS
 };
 
@@ -53,6 +59,7 @@ struct dma_wl {
 	struct dma_wl_params p;
 	struct dma_wl_cpu *cpus;
 	struct flush_queue *fq; /* lazy */
+	struct idmap *idmap;	/* identity != none */
 	uint32_t ncpus;
 	uint32_t failed; /* atomic */
 	char error[256];
@@ -137,6 +144,14 @@ struct dma_wl *dma_wl_new(const struct lab_cmdq_ops *cmdq, void *cmdq_state, str
 	wl->cmdq_state = cmdq_state;
 	wl->iova = iova;
 	wl->p = *p;
+	if (p->identity != IDMAP_NONE) {
+		wl->idmap = idmap_new(p->host, p->identity, p->devices, p->position,
+				      p->mode == DMA_MODE_PASSTHROUGH);
+		if (!wl->idmap) {
+			dma_wl_free(wl);
+			return NULL;
+		}
+	}
 	if (p->mode == DMA_MODE_LAZY) {
 		wl->fq = fq_new(ncpus, p->fq_single, p->fq_size, p->fq_timeout_ns, &dma_fq_ops, wl);
 		if (!wl->fq) {
@@ -154,6 +169,7 @@ void dma_wl_free(struct dma_wl *wl)
 	for (uint32_t i = 0; wl->cpus && i < wl->ncpus; i++)
 		free(wl->cpus[i].pfns);
 	fq_free(wl->fq);
+	idmap_free(wl->idmap);
 	free(wl->cpus);
 	free(wl);
 }
@@ -220,6 +236,40 @@ static int invalidate(struct dma_wl *wl, struct lab_cpu *c, uint64_t seq)
 			       : invalidate_pages(wl, c, seq, wl->p.pages);
 }
 
+/*
+ * iommu_no_mapping() for each page of a map or unmap: is the device identity mapped? On the
+ * sim the lookup's sim build runs, so its lock and every node it reads are priced. Returns
+ * the time it took; an answer that contradicts the mode (the device is on the list exactly in
+ * passthrough) fails the op. 0 when no lookup is configured.
+ */
+static uint64_t identity_lookup(struct dma_wl *wl, struct lab_cpu *c, const char *what)
+{
+	bool sim = c->clock->source == LAB_CLOCK_SIM;
+	bool want = wl->p.mode == DMA_MODE_PASSTHROUGH;
+	uint64_t t0;
+
+	if (!wl->idmap)
+		return 0;
+	t0 = lab_now(c);
+	for (uint32_t i = 0; i < wl->p.pages; i++) {
+		struct idmap_walk w;
+		bool found =
+			sim ? idmap_lookup_sim(c, wl->idmap, &w) : idmap_lookup(c, wl->idmap, &w);
+		count(wl, c, CTR_ID_LOOKUPS, 1);
+		count(wl, c, CTR_ID_LOCKS, w.locked);
+		count(wl, c, CTR_ID_NODES, w.nodes);
+		count(wl, c, CTR_ID_LOCK_NS, w.lock_wait_ns);
+		if (found != want && !__atomic_exchange_n(&wl->failed, 1, __ATOMIC_ACQ_REL))
+			snprintf(wl->error, sizeof(wl->error),
+				 "the identity lookup on cpu %u during %s answered %s in %s mode",
+				 c->id, what, found ? "identity" : "translated",
+				 want ? "passthrough" : "a translating");
+	}
+	uint64_t t = lab_now(c) - t0;
+	count(wl, c, CTR_ID_NS, t);
+	return t;
+}
+
 /* dma_map_single(): IOVA alloc + PTE write (passthrough: dma-direct). 0 when the IOVA space
  * is exhausted. */
 static uint64_t map_one(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
@@ -227,6 +277,7 @@ static uint64_t map_one(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists
 	uint64_t t0 = lab_now(c), pfn = DMA_DIRECT_HANDLE, pt_ns = wl->p.direct_ns;
 
 	wl->cpus[c->id].measuring = measuring;
+	uint64_t id_ns = identity_lookup(wl, c, "map");
 	if (wl->p.mode != DMA_MODE_PASSTHROUGH) {
 		pfn = iova_wl_alloc(wl->iova, c, wl->p.pages);
 		pt_ns = wl->p.pt_map_ns;
@@ -235,7 +286,10 @@ static uint64_t map_one(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists
 	if (measuring) {
 		uint64_t t = lab_now(c) - t0;
 		hist_record(&hists[0], t);
-		/* Natively a delay overshoots: passthrough's whole map is dma-direct's. */
+		/* The lookup is counted on its own (dma_id_ns). */
+		t = t > id_ns ? t - id_ns : 0;
+		/* Natively a delay overshoots: passthrough's map past the lookup is dma-direct's.
+		 */
 		if (wl->p.mode == DMA_MODE_PASSTHROUGH)
 			pt_ns = t;
 		count(wl, c, CTR_PT_NS, pt_ns);
@@ -255,6 +309,7 @@ static int unmap_one(struct dma_wl *wl, struct lab_cpu *c, uint64_t pfn, struct 
 
 	wl->cpus[c->id].measuring = measuring;
 	count(wl, c, CTR_UNMAPS, 1);
+	identity_lookup(wl, c, "unmap");
 	if (wl->p.mode == DMA_MODE_PASSTHROUGH) {
 		lab_delay_ns(c, wl->p.direct_ns);
 		count(wl, c, CTR_PT_NS, wl->p.direct_ns);

@@ -24,10 +24,22 @@
  *    the queued IOVAs through the IOVA policy;
  *  - passthrough: no translation (the "no SMMU" column): map and unmap are dma-direct's
  *    bookkeeping, direct_ns each; no IOVA, no command.
- * The cmdq and IOVA plugins are called the same way in every mode. Counters (measured time
- * only): unmaps, the CMD_SYNCs and invalidation commands the workload issued, flushes by
- * trigger, IOVAs deferred, and where the CPU time went (in issue(), in the IOVA policy, in
- * page-table or dma-direct work).
+ * The cmdq and IOVA plugins are called the same way in every mode.
+ *
+ * The identity-map lookup (identity, identity_map.h): intel-iommu under iommu=pt asked, for
+ * every page of every map and unmap (iommu_no_mapping() in intel_map_page/intel_unmap_page),
+ * whether the device was identity mapped: list walks the identity domain's device list under
+ * one global lock (2011), cached reads the device's own field (Mike Travis's fix). It runs
+ * before the mode's work in every mode: in passthrough the device is on the list (the
+ * identity-mapped device bypasses translation); in strict and lazy it is on no list, so the
+ * walk reads every node and answers "translate", as the 2011 kernel did for a device outside
+ * the identity domain.
+ *
+ * Counters (measured time only): unmaps, the CMD_SYNCs and invalidation commands the
+ * workload issued, flushes by trigger, IOVAs deferred, where the CPU time went (in issue(),
+ * in the IOVA policy, in page-table or dma-direct work), and the identity lookups: how many,
+ * how many took the lock, the nodes they read, their time and the part of it spent waiting
+ * for the lock.
  */
 #ifndef IOMMULAB_DMA_WL_H
 #define IOMMULAB_DMA_WL_H
@@ -57,6 +69,10 @@ struct dma_wl_params {
 	uint32_t fq_size;	/* lazy: entries per ring */
 	uint64_t fq_timeout_ns; /* lazy: the timer */
 	uint64_t direct_ns;	/* passthrough: dma-direct's map or unmap */
+	int identity;		/* enum idmap_kind: the lookup per page of a map or unmap */
+	uint32_t devices;	/* list: nodes on the identity domain's list */
+	uint32_t position;	/* list, passthrough: the device's node, 1-based (0: last) */
+	const struct lab_host *host; /* identity: where the list's lines come from */
 };
 
 enum dma_pattern { DMA_PATTERN_SINGLE = 0, DMA_PATTERN_WAYS, DMA_PATTERN_IRQ };
@@ -80,7 +96,8 @@ void dma_wl_drain(struct dma_wl *wl, struct lab_cpu *c);
 /* The workload's counters over the measured time, in this order (dma_wl.c's enum). */
 #define DMA_WL_COUNTER_NAMES                                                                       \
 	"dma_unmaps", "dma_syncs", "dma_tlbis", "fq_flush_full", "fq_flush_timeout",               \
-		"fq_deferred", "dma_inv_ns", "dma_iova_ns", "dma_pt_ns"
+		"fq_deferred", "dma_inv_ns", "dma_iova_ns", "dma_pt_ns", "dma_id_lookups",         \
+		"dma_id_locks", "dma_id_nodes", "dma_id_ns", "dma_id_lock_ns"
 
 /* ... at most max of them; returns how many. */
 struct dma_wl_counter {

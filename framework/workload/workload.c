@@ -68,8 +68,16 @@ static void *dma_make(const struct workload_env *e)
 		.fq_size = (uint32_t)w->fq_size,
 		.fq_timeout_ns = w->fq_timeout_ms * 1000000u,
 		.direct_ns = w->direct_ns,
+		.identity = w->identity,
+		.devices = (uint32_t)w->devices,
+		.host = e->host,
 	};
 
+	/* The device's node: ceil(position x devices), at least the first. */
+	double node = w->position * (double)w->devices;
+	p.position = (uint32_t)node + ((double)(uint32_t)node < node);
+	if (!p.position)
+		p.position = 1;
 	/* dma-iommu.c's two variants: per CPU 256 entries and 10 ms, single 32768 and 1 s. */
 	if (!p.fq_size)
 		p.fq_size = p.fq_single ? FQ_SINGLE_SIZE : FQ_PERCPU_SIZE;

@@ -35,6 +35,7 @@ struct workload_env {
 	void *cmdq_state;
 	struct smmu_dev *dev;
 	struct iova_wl *iova; /* WORKLOAD_NEEDS_IOVA: owned by the runner */
+	const struct lab_host *host; /* the trial's lab_alloc() (the dma identity list) */
 };
 
 /* One of a workload's own counters (events over the measured time). */
