@@ -397,6 +397,44 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 	conf_close(&cp);
 }
 
+/* ---- a plugin built against ABI 1.0 on a device with several queues ------------------------ */
+
+/*
+ * The 1.1 members of struct lab_smmu are appended: a 1.0 plugin (a frozen copy of the 1.0
+ * layout, its descriptor saying 1.0) is loaded, given queue 0 of a 4-queue device, and must
+ * pass the oracle at every native point of the grid.
+ */
+Test(cmdq_conformance, abi_1_0_plugin_runs_on_a_multi_queue_device, .timeout = 120)
+{
+	size_t n, ran = 0;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n);
+	struct conf_plugin cp;
+
+	conf_open(&cp, TEST_BUILD_ROOT "/tests/fixtures/plugins/cmdq-abi_1_0.so", "");
+	cr_assert_eq(cp.desc->abi_minor, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct scenario_cfg cfg;
+		struct trial_result res;
+		struct oracle_report o;
+		char where[160];
+
+		if (grid[i].engine != ENGINE_NATIVE)
+			continue; /* the fixture has no .sim.so */
+		conf_cfg(&cfg, &grid[i]);
+		cfg.smmu.queues = 4;
+		cmdq_check_describe(&cfg, where, sizeof(where));
+		conf_trial(&cp, &cfg, grid[i].ops_per_cpu, &res, &o);
+		for (uint32_t k = 0; k < o.n_checks; k++)
+			cr_expect(o.checks[k].pass, "abi_1_0 %s: %s FAILED: %s", where,
+				  o.checks[k].name, o.checks[k].detail);
+		cr_expect_eq(res.status, TRIAL_OK, "%s", res.error);
+		scenario_cfg_free(&cfg);
+		ran++;
+	}
+	cr_assert_gt(ran, 0);
+	conf_close(&cp);
+}
+
 /* ---- mutants ------------------------------------------------------------------------------ */
 
 #define MUTANT_DIR TEST_BUILD_ROOT "/tests/fixtures/plugins"
