@@ -207,9 +207,9 @@ static struct conf_point points[CONF_MAX_POINTS];
 /* Every file of the plugin directory loads (a refused one would drop out of the suite). */
 Test(cmdq_conformance, plugins_found, .timeout = 30)
 {
-	static const char *const expected[] = { "batched",  "biglock",	"cmpxchg",
-						"fetchadd", "flatcomb", "hybrid",
-						"mcs",	    "spinlock", "ecmdq" };
+	static const char *const expected[] = { "batched",  "biglock", "cmpxchg", "fetchadd",
+						"flatcomb", "hybrid",  "mcs",	  "spinlock",
+						"ecmdq",    "cmdqv" };
 	struct plugin_registry reg = { 0 };
 	struct diag_list diags = { 0 };
 
