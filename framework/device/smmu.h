@@ -27,9 +27,12 @@
  * Shared by all queues: the fetch stage (one entry at a time, fetch_ns each, from whichever
  * queue), the invalidation unit's inv_slots, the clock, the counters. Arbitration: the queue
  * whose head entry can leave the fetch stage first goes first; at equal times, round robin
- * from the queue after the last one served. So N busy queues share the fetch rate one
- * queue had, and what they gain is that a CMD_SYNC no longer waits for other queues'
- * invalidations. One queue is the model above exactly.
+ * from the queue after the last one served. So N busy queues share the fetch rate one queue
+ * had; what they gain is that a CMD_SYNC no longer waits for other queues' invalidations, and
+ * that sync_ns, which serialises one queue's CMD_SYNCs, does not serialise two queues'. With
+ * enough queues the bound is the shared max(2 x fetch_ns, tlbi_va_ns / inv_slots) per TLBI +
+ * CMD_SYNC (an assumption: the SMMUv3.3 spec leaves arbitration and parallelism to the
+ * implementation). One queue is the model above exactly.
  *
  * Protocol checks (each fails the trial with the slot and values, and halts the device as a
  * real SMMU halts on CMDQ_ERR): PROD with OVF set, PROD moving backwards, PROD overrunning
