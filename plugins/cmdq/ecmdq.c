@@ -26,6 +26,17 @@
  */
 #include "llq.h"
 
+#ifndef CMDQ_MUTANT_ECMDQ_OTHER_QUEUE_SYNC
+/* Mutant (tests/fixtures/plugins/mut_ecmdq_sync.c): the commands go to this CPU's queue, their
+ * CMD_SYNC to the next queue, which does not cover them. */
+#define CMDQ_MUTANT_ECMDQ_OTHER_QUEUE_SYNC 0
+#endif
+#ifndef ECMDQ_NAME
+#define ECMDQ_NAME "ecmdq"
+#define ECMDQ_SUMMARY                                                                              \
+	"SMMUv3.3 ECMDQ: a queue per CPU (shared cpu % queues when fewer), lock-free on each"
+#endif
+
 enum { ECMDQ_CNT_SHARED = LLQ_N_COUNTERS, ECMDQ_N_COUNTERS };
 
 struct ecmdq {
@@ -55,7 +66,12 @@ static int ecmdq_init(const struct lab_cmdq_setup *s, void **state)
 		return -ENOMEM;
 	}
 	e->host = s->host;
-	e->nq = nq < ncpus ? nq : ncpus; /* queues no CPU maps to stay idle */
+	if (CMDQ_MUTANT_ECMDQ_OTHER_QUEUE_SYNC)
+		e->nq = nq; /* a queue to misplace the CMD_SYNC in, whatever the CPUs */
+	else if (nq < ncpus)
+		e->nq = nq;
+	else
+		e->nq = ncpus; /* queues no CPU maps to stay idle */
 	e->shared = nq < ncpus;
 	e->qs = lab_alloc(s->host, sizeof(*e->qs) * e->nq);
 	if (!e->qs) {
@@ -95,6 +111,16 @@ static int ecmdq_issue(struct lab_cpu *c, void *state, const struct lab_cmd *cmd
 		return -EINVAL;
 	if (e->shared)
 		lab_count(c, ECMDQ_CNT_SHARED, 1);
+	if (CMDQ_MUTANT_ECMDQ_OTHER_QUEUE_SYNC && sync && n) {
+		struct llq *o = &e->qs[(c->id + 1) % e->nq];
+		int rc;
+
+		lab_phase(c, LLQ_PH_RESERVE);
+		rc = llq_finish(c, q, cmds, n, false, llq_reserve(c, q, n, n, 0));
+		if (rc)
+			return rc;
+		return llq_finish(c, o, NULL, 0, true, llq_reserve(c, o, 1, 1, 0));
+	}
 	lab_phase(c, LLQ_PH_RESERVE);
 	return llq_finish(c, q, cmds, n, sync, llq_reserve(c, q, need, need, 0));
 }
@@ -119,9 +145,8 @@ static const struct lab_plugin ecmdq_plugin = {
 	.abi_minor = LAB_ABI_MINOR,
 	.struct_size = sizeof(struct lab_plugin),
 	.kind = LAB_KIND_CMDQ,
-	.name = "ecmdq",
-	.summary = "SMMUv3.3 ECMDQ: a queue per CPU (shared cpu % queues when fewer), lock-free "
-		   "on each",
+	.name = ECMDQ_NAME,
+	.summary = ECMDQ_SUMMARY,
 	.version = "1.0",
 	.counters = ecmdq_counters,
 	.n_counters = ECMDQ_N_COUNTERS,

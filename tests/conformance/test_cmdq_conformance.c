@@ -441,8 +441,8 @@ Test(cmdq_conformance, abi_1_0_plugin_runs_on_a_multi_queue_device, .timeout = 1
 #define MUTANT_DIR TEST_BUILD_ROOT "/tests/fixtures/plugins"
 
 /* Run mutant name at one point; its trial must fail and `check` must be among the failures. */
-static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
-			uint64_t watchdog_ms)
+static void conf_mutant_q(const char *name, const char *check, uint32_t cpus, uint32_t queues,
+			  bool msi, uint64_t watchdog_ms)
 {
 	const struct cmdq_check_point point = { .engine = ENGINE_NATIVE,
 						.ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
@@ -450,7 +450,8 @@ static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool
 						.queue_shift = 4,
 						.msi = msi,
 						.cmds_per_sync = 1,
-						.think_ns = 0 };
+						.think_ns = 0,
+						.queues = queues };
 	char path[CONF_PATH_LEN];
 	struct conf_plugin cp;
 	struct scenario_cfg cfg;
@@ -469,6 +470,19 @@ static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool
 	cr_expect_neq(res.status, TRIAL_OK, "%s: trial status OK", name);
 	scenario_cfg_free(&cfg);
 	conf_close(&cp);
+}
+
+static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
+			uint64_t watchdog_ms)
+{
+	conf_mutant_q(name, check, cpus, 1, msi, watchdog_ms);
+}
+
+/* A CMD_SYNC covers its own queue only: one placed on another queue waits for nothing. */
+Test(cmdq_mutants, ecmdq_sync_on_another_queue_caught_by_sync_complete, .timeout = 60)
+{
+	conf_mutant_q("mut_ecmdq_sync", "sync_complete", 1, 2, true, 3000);
+	conf_mutant_q("mut_ecmdq_sync", "sync_complete", 2, 2, false, 3000);
 }
 
 Test(cmdq_mutants, skip_sync_caught_by_sync_complete, .timeout = 60)
