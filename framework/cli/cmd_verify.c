@@ -242,6 +242,7 @@ static const char *grid_key(const char *set)
 		{ "cpus", "verify runs 1 and 2 CPUs natively and 4, 16 and 64 on the sim" },
 		{ "smmu.queue_shift", "verify runs queues of 8, 16 and 256 entries" },
 		{ "smmu.msi", "verify runs MSI on and off" },
+		{ "smmu.queues", "verify runs a queue per CPU natively and 4, 4 and 8 on the sim" },
 		{ "workload.cmdq.cmds_per_sync", "verify runs 1 and 5 commands per sync" },
 		{ "workload.cmdq.think_ns", "verify runs think_ns 0 and 200" },
 	};

@@ -26,45 +26,61 @@ struct smmu_tagged {
 	uint64_t seq;
 };
 
-struct smmu_dev {
-	struct lab_smmu iface;
-	struct smmu_config cfg;
-	const struct lab_clock *clk;
-	uint32_t nents;
-	uint32_t wrap_mask; /* IDX | WRP bits */
+/*
+ * One command queue: its registers, its ring and what the device knows of each entry in it.
+ * Everything here is per queue; the fetch stage, the invalidation unit, the clock, the
+ * counters and the trace's cap are the device's (struct smmu_dev).
+ */
+struct smmu_q {
+	struct lab_smmu iface; /* priv: this queue */
+	struct smmu_dev *dev;
+	uint32_t idx;
 
 	/* Registers, as the CPUs see them (atomics). */
 	uint32_t prod_reg;
 	uint32_t cons_reg;
 	uint32_t fetch_reg; /* not a register: where fetching is, for the sim's agent */
 
-	/* Consumer state, under lock. */
-	uint32_t lock;
-	uint32_t prod;		    /* last PROD accepted */
-	uint32_t fetch;		    /* next entry to fetch: cons <= fetch <= prod */
-	uint32_t cons;		    /* next entry CONS has to move past */
-	uint64_t t_fetch;	    /* model time the fetch stage is free for the entry at fetch */
-	uint64_t all_done;	    /* model time everything fetched so far has completed */
-	uint64_t *slot_busy;	    /* per slot of the invalidation unit: busy until then */
-	uint32_t n_slots, slot_min; /* slot_min: the slot that frees first */
+	/* Consumer state, under the device's lock. */
+	uint32_t prod;	     /* last PROD accepted */
+	uint32_t fetch;	     /* next entry to fetch: cons <= fetch <= prod */
+	uint32_t cons;	     /* next entry CONS has to move past */
+	uint64_t t_ready;    /* model time the entry at fetch was published (idle queue) */
+	uint64_t all_done;   /* model time everything fetched from it so far completed */
 	uint64_t *retire_at; /* per ring slot: model time CONS may move past the fetched entry */
 	struct smmu_pending *syncq; /* fetched CMD_SYNCs not yet completed, oldest first */
 	uint32_t syncq_head, syncq_n;
 	struct smmu_tagged *tagq; /* fetched tagged commands awaiting a CMD_SYNC, in order */
 	uint32_t tagq_head, tagq_n;
-	uint64_t n_fetched, n_syncs_fetched;
-	uint64_t events;	/* atomic: stores into memory and CONS moves (the sim's progress) */
-	uint64_t next_due;	/* atomic: model time of the next event; NEVER if idle */
 	struct lab_cmd *shadow; /* each published entry as it was at its PROD write */
+	struct lab_cmd *trace;
+	uint64_t trace_n;
+	bool trace_truncated;
+};
+
+struct smmu_dev {
+	struct smmu_config cfg;
+	const struct lab_clock *clk;
+	uint32_t nents;
+	uint32_t wrap_mask; /* IDX | WRP bits */
+	struct smmu_q *q;
+	uint32_t nq;
+	uint32_t rr; /* arbitration: the queue served first at a tie */
+
+	/* Shared consumer state, under lock. */
+	uint32_t lock;
+	uint64_t t_fetch;	    /* model time the fetch stage last took an entry */
+	uint64_t *slot_busy;	    /* per slot of the invalidation unit: busy until then */
+	uint32_t n_slots, slot_min; /* slot_min: the slot that frees first */
+	uint64_t n_fetched, n_syncs_fetched;
+	uint64_t events;   /* atomic: stores into memory and CONS moves (the sim's progress) */
+	uint64_t next_due; /* atomic: model time of the next event; NEVER if idle */
 	bool halted;
 
 	struct smmu_stats stats; /* counters updated under lock, except cons_reads (atomic) */
 	uint64_t *done_seq;	 /* per CPU, atomic */
 	void (*stored)(void *arg, const void *p, size_t len); /* smmu_set_store_hook */
 	void *stored_arg;
-	struct lab_cmd *trace;
-	uint64_t trace_n;
-	bool trace_truncated;
 
 	uint32_t failed; /* atomic */
 	char error[SMMU_ERR_LEN];
@@ -99,18 +115,24 @@ static uint64_t dev_now(const struct smmu_dev *dev)
 	return lab_clock_ns(dev->clk);
 }
 
-/* Record the first violation, halt the device, tell the engine. Called under lock. */
-__attribute__((format(printf, 2, 3))) static void violation(struct smmu_dev *dev, const char *fmt,
-							    ...)
+/*
+ * Record the first violation, halt the device, tell the engine. Called under lock. With more
+ * than one queue the message names the queue (CMDQ_ERR is per queue on the hardware too).
+ */
+__attribute__((format(printf, 2, 3))) static void violation(struct smmu_q *q, const char *fmt, ...)
 {
+	struct smmu_dev *dev = q->dev;
 	va_list ap;
+	int off = 0;
 
 	dev->halted = true;
 	__atomic_store_n(&dev->next_due, NEVER, __ATOMIC_RELAXED);
 	if (__atomic_exchange_n(&dev->failed, 1, __ATOMIC_ACQ_REL))
 		return;
+	if (dev->nq > 1)
+		off = snprintf(dev->error, sizeof(dev->error), "queue %u: ", q->idx);
 	va_start(ap, fmt);
-	vsnprintf(dev->error, sizeof(dev->error), fmt, ap);
+	vsnprintf(dev->error + off, sizeof(dev->error) - (size_t)off, fmt, ap);
 	va_end(ap);
 	if (dev->cfg.on_violation)
 		dev->cfg.on_violation(dev->cfg.violation_arg);
@@ -242,30 +264,34 @@ static uint32_t *sync_msi_word(const struct smmu_dev *dev, const struct lab_cmd 
 }
 
 /* The slot still holds what was published in it, or the trial fails. Under lock. */
-static bool slot_intact(struct smmu_dev *dev, uint32_t idx)
+static bool slot_intact(struct smmu_q *q, uint32_t idx)
 {
-	struct lab_cmd *slot = &dev->iface.ring[idx];
+	struct lab_cmd *slot = &q->iface.ring[idx];
 	struct lab_cmd cur = { { lab_load64(&slot->dw[0], LAB_ACQUIRE),
 				 lab_load64(&slot->dw[1], LAB_RELAXED) } };
-	const struct lab_cmd *pub = &dev->shadow[idx];
+	const struct lab_cmd *pub = &q->shadow[idx];
 
 	if (cur.dw[0] == pub->dw[0] && cur.dw[1] == pub->dw[1])
 		return true;
-	violation(dev,
+	violation(q,
 		  "slot %u rewritten after it was published and before it was consumed: "
 		  "published %016" PRIx64 " %016" PRIx64 ", found %016" PRIx64 " %016" PRIx64
 		  " (CONS 0x%x, PROD 0x%x)",
-		  idx, pub->dw[0], pub->dw[1], cur.dw[0], cur.dw[1], dev->cons, dev->prod);
+		  idx, pub->dw[0], pub->dw[1], cur.dw[0], cur.dw[1], q->cons, q->prod);
 	return false;
 }
 
-/* The earliest time the entry at fetch leaves the fetch stage; NEVER if none is published. */
-static uint64_t fetch_due(const struct smmu_dev *dev)
+/*
+ * The earliest time the entry at q's fetch leaves the (shared) fetch stage; NEVER if none is
+ * published: fetch_ns after the stage's last fetch or after the entry's PROD write.
+ */
+static uint64_t fetch_due(const struct smmu_dev *dev, const struct smmu_q *q)
 {
-	if (dev->fetch == dev->prod)
+	if (q->fetch == q->prod)
 		return NEVER;
-	uint64_t t = dev->t_fetch + dev->cfg.timing.fetch_ns;
-	const struct lab_cmd *pub = &dev->shadow[slot_of(dev, dev->fetch)];
+	uint64_t t =
+		(dev->t_fetch > q->t_ready ? dev->t_fetch : q->t_ready) + dev->cfg.timing.fetch_ns;
+	const struct lab_cmd *pub = &q->shadow[slot_of(dev, q->fetch)];
 
 	/* In order: an invalidation waits for a free slot, and everything behind it waits too. */
 	if (LAB_CMD_OPCODE(pub->dw[0]) != LAB_CMD_SYNC && dev->slot_busy[dev->slot_min] > t)
@@ -284,53 +310,56 @@ static void find_slot_min(struct smmu_dev *dev)
 }
 
 /*
- * The entry at fetch leaves the fetch stage at t: checked, recorded, and either dispatched to
- * the invalidation unit (its slot is poisoned: the device has read it, and CONS may pass it
- * from now on) or, a CMD_SYNC, queued to complete once everything before it has. Under lock.
+ * The entry at q's fetch leaves the fetch stage at t: checked, recorded, and either dispatched
+ * to the invalidation unit (its slot is poisoned: the device has read it, and CONS may pass it
+ * from now on) or, a CMD_SYNC, queued to complete once everything before it in its queue has.
+ * Under lock.
  */
-static void fetch_one(struct smmu_dev *dev, uint64_t t)
+static void fetch_one(struct smmu_q *q, uint64_t t)
 {
-	uint32_t idx = slot_of(dev, dev->fetch);
-	struct lab_cmd *slot = &dev->iface.ring[idx];
-	const struct lab_cmd *pub = &dev->shadow[idx];
+	struct smmu_dev *dev = q->dev;
+	uint32_t idx = slot_of(dev, q->fetch);
+	struct lab_cmd *slot = &q->iface.ring[idx];
+	const struct lab_cmd *pub = &q->shadow[idx];
 	uint32_t op = LAB_CMD_OPCODE(pub->dw[0]);
 
 	if (dev->cfg.faults.illegal_cmd_at &&
 	    dev->n_fetched + 1 == dev->cfg.faults.illegal_cmd_at) {
-		violation(dev,
+		violation(q,
 			  "slot %u: the device rejected command %" PRIu64
 			  " (opcode 0x%02x) as illegal "
 			  "and stopped (fault injected by [faults] illegal_cmd_at; CONS 0x%x, PROD "
 			  "0x%x)",
-			  idx, dev->n_fetched + 1, op, dev->cons, dev->prod);
+			  idx, dev->n_fetched + 1, op, q->cons, q->prod);
 		return;
 	}
-	if (!slot_intact(dev, idx))
+	if (!slot_intact(q, idx))
 		return;
 	dev->n_fetched++;
 	dev->t_fetch = t;
+	dev->rr = q->idx + 1 == dev->nq ? 0 : q->idx + 1;
 	if (op == LAB_CMD_SYNC) {
 		uint32_t msidata;
-		uint64_t done = (t > dev->all_done ? t : dev->all_done) + dev->cfg.timing.sync_ns +
+		uint64_t done = (t > q->all_done ? t : q->all_done) + dev->cfg.timing.sync_ns +
 				sync_delay(dev);
 		struct smmu_pending *ps =
-			&dev->syncq[(dev->syncq_head + dev->syncq_n++) & (dev->nents - 1)];
+			&q->syncq[(q->syncq_head + q->syncq_n++) & (dev->nents - 1)];
 
 		dev->n_syncs_fetched++;
-		ps->pos = dev->fetch;
+		ps->pos = q->fetch;
 		ps->done = done;
-		dev->all_done = done;
-		dev->retire_at[idx] = done;
+		q->all_done = done;
+		q->retire_at[idx] = done;
 		if (sync_msi_word(dev, pub, &msidata))
-			dev->retire_at[idx] += dev->cfg.timing.msi_cons_ns;
+			q->retire_at[idx] += dev->cfg.timing.msi_cons_ns;
 	} else {
 		uint64_t done = t + service_ns(dev, pub);
 
 		dev->slot_busy[dev->slot_min] = done;
 		find_slot_min(dev);
-		if (done > dev->all_done)
-			dev->all_done = done;
-		dev->retire_at[idx] = t;
+		if (done > q->all_done)
+			q->all_done = done;
+		q->retire_at[idx] = t;
 		lab_store64(&slot->dw[1], 0, LAB_RELAXED);
 		lab_store64(&slot->dw[0], 0, LAB_RELEASE);
 		dev_stored(dev, slot, sizeof(*slot));
@@ -342,49 +371,53 @@ static void fetch_one(struct smmu_dev *dev, uint64_t t)
 		uint64_t seq;
 		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1) {
 			struct smmu_tagged *tg =
-				&dev->tagq[(dev->tagq_head + dev->tagq_n++) & (dev->nents - 1)];
-			tg->pos = dev->fetch;
+				&q->tagq[(q->tagq_head + q->tagq_n++) & (dev->nents - 1)];
+			tg->pos = q->fetch;
 			tg->cpu = cpu;
 			tg->seq = seq;
 		}
 	}
-	if (dev->trace) {
-		if (dev->trace_n < dev->cfg.trace_cap)
-			dev->trace[dev->trace_n++] = *pub;
+	if (q->trace) {
+		if (q->trace_n < dev->cfg.trace_cap)
+			q->trace[q->trace_n++] = *pub;
 		else
-			dev->trace_truncated = true;
+			q->trace_truncated = true;
 	}
-	dev->fetch = (dev->fetch + 1) & dev->wrap_mask;
-	__atomic_store_n(&dev->fetch_reg, dev->fetch, __ATOMIC_RELEASE);
+	q->fetch = (q->fetch + 1) & dev->wrap_mask;
+	__atomic_store_n(&q->fetch_reg, q->fetch, __ATOMIC_RELEASE);
 }
 
 /*
- * The oldest pending CMD_SYNC completes: its slot is poisoned and its MSI written (into its
- * own slot, the kernel's MSIPOLL, as the one final store), before CONS moves past it
+ * The oldest pending CMD_SYNC of q completes: its slot is poisoned and its MSI written (into
+ * its own slot, the kernel's MSIPOLL, as the one final store), before CONS moves past it
  * (retire_one, msi_cons_ns later). Under lock.
  */
-static void complete_sync(struct smmu_dev *dev)
+static void complete_sync(struct smmu_q *q)
 {
-	struct smmu_pending *ps = &dev->syncq[dev->syncq_head];
+	struct smmu_dev *dev = q->dev;
+	struct smmu_pending *ps = &q->syncq[q->syncq_head];
 	uint32_t ps_pos = ps->pos, idx = slot_of(dev, ps_pos);
-	struct lab_cmd *slot = &dev->iface.ring[idx];
+	struct lab_cmd *slot = &q->iface.ring[idx];
 	uint32_t msidata = 0;
-	uint32_t *msi_word = sync_msi_word(dev, &dev->shadow[idx], &msidata);
+	uint32_t *msi_word = sync_msi_word(dev, &q->shadow[idx], &msidata);
 
-	dev->syncq_head = (dev->syncq_head + 1) & (dev->nents - 1);
-	dev->syncq_n--;
-	if (!slot_intact(dev, idx))
+	q->syncq_head = (q->syncq_head + 1) & (dev->nents - 1);
+	q->syncq_n--;
+	if (!slot_intact(q, idx))
 		return;
-	/* Every tagged command before this CMD_SYNC has completed: published before the MSI,
-	 * which lets the waiter return. */
-	while (dev->tagq_n) {
-		struct smmu_tagged *tg = &dev->tagq[dev->tagq_head];
+	/* Every tagged command before this CMD_SYNC in its queue has completed: published before
+	 * the MSI, which lets the waiter return. */
+	while (q->tagq_n) {
+		struct smmu_tagged *tg = &q->tagq[q->tagq_head];
 		uint32_t d = q_dist(dev, tg->pos, ps_pos);
 		if (!d || d > dev->nents)
 			break; /* fetched after it */
-		__atomic_store_n(&dev->done_seq[tg->cpu], tg->seq, __ATOMIC_RELEASE);
-		dev->tagq_head = (dev->tagq_head + 1) & (dev->nents - 1);
-		dev->tagq_n--;
+		/* A CPU's seqs only grow, but with several queues it may have issued on another
+		 * one since: never move its done mark back. */
+		if (tg->seq > __atomic_load_n(&dev->done_seq[tg->cpu], __ATOMIC_RELAXED))
+			__atomic_store_n(&dev->done_seq[tg->cpu], tg->seq, __ATOMIC_RELEASE);
+		q->tagq_head = (q->tagq_head + 1) & (dev->nents - 1);
+		q->tagq_n--;
 	}
 	lab_store64(&slot->dw[1], 0, LAB_RELAXED);
 	if (msi_word == (uint32_t *)&slot->dw[0]) {
@@ -402,27 +435,47 @@ static void complete_sync(struct smmu_dev *dev)
 	dev->stats.msi_writes += msi_word != NULL;
 }
 
-/* CONS moves past the entry at cons (fetched; a CMD_SYNC also completed). Under lock. */
-static void retire_one(struct smmu_dev *dev)
+/* CONS of q moves past the entry at cons (fetched; a CMD_SYNC also completed). Under lock. */
+static void retire_one(struct smmu_q *q)
 {
+	struct smmu_dev *dev = q->dev;
+
 	dev->stats.consumed++;
-	dev->cons = (dev->cons + 1) & dev->wrap_mask;
-	__atomic_store_n(&dev->cons_reg, dev->cons, __ATOMIC_RELEASE);
+	q->cons = (q->cons + 1) & dev->wrap_mask;
+	__atomic_store_n(&q->cons_reg, q->cons, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&dev->events, 1, __ATOMIC_RELAXED);
 }
 
 /*
  * Act on every event due by now, in time order: CMD_SYNC completions (MSI writes) first, then
  * CONS moves, then fetches, so at equal times an MSI always lands before CONS passes its
- * CMD_SYNC. Under lock.
+ * CMD_SYNC. Between queues, fetches are arbitrated earliest-due first and, at equal times,
+ * round robin from the queue after the last one served. Under lock.
  */
 static void advance_locked(struct smmu_dev *dev, uint64_t now)
 {
 	while (!dev->halted) {
-		uint64_t tm = dev->syncq_n ? dev->syncq[dev->syncq_head].done : NEVER;
-		uint64_t tr =
-			dev->cons != dev->fetch ? dev->retire_at[slot_of(dev, dev->cons)] : NEVER;
-		uint64_t tf = fetch_due(dev);
+		uint64_t tm = NEVER, tr = NEVER, tf = NEVER;
+		struct smmu_q *qm = NULL, *qr = NULL, *qf = NULL;
+
+		for (uint32_t k = 0, i = dev->rr; k < dev->nq;
+		     k++, i = i + 1 == dev->nq ? 0 : i + 1) {
+			struct smmu_q *q = &dev->q[i];
+			uint64_t t;
+
+			if (q->syncq_n && (t = q->syncq[q->syncq_head].done) < tm) {
+				tm = t;
+				qm = q;
+			}
+			if (q->cons != q->fetch && (t = q->retire_at[slot_of(dev, q->cons)]) < tr) {
+				tr = t;
+				qr = q;
+			}
+			if ((t = fetch_due(dev, q)) < tf) {
+				tf = t;
+				qf = q;
+			}
+		}
 		uint64_t t = tm < tr ? tm : tr;
 
 		t = tf < t ? tf : t;
@@ -431,11 +484,11 @@ static void advance_locked(struct smmu_dev *dev, uint64_t now)
 			return;
 		}
 		if (tm == t)
-			complete_sync(dev);
+			complete_sync(qm);
 		else if (tr == t)
-			retire_one(dev);
+			retire_one(qr);
 		else
-			fetch_one(dev, t);
+			fetch_one(qf, t);
 	}
 	__atomic_store_n(&dev->next_due, NEVER, __ATOMIC_RELAXED);
 }
@@ -460,35 +513,38 @@ void smmu_idle(struct lab_cpu *c, void *arg)
 
 /* ---- registers ------------------------------------------------------------------------------ */
 
-/* Check and snapshot entries [from, to) being published. Under lock. */
-static void publish_locked(struct smmu_dev *dev, uint32_t from, uint32_t to)
+/* Check and snapshot entries [from, to) of q being published. Under lock. */
+static void publish_locked(struct smmu_q *q, uint32_t from, uint32_t to)
 {
+	struct smmu_dev *dev = q->dev;
+
 	/* Pairs with the writers' release (dma_wmb()) before they marked their entries valid. */
 	lab_fence(LAB_ACQUIRE);
 	for (uint32_t p = from; p != to && !dev->halted; p = (p + 1) & dev->wrap_mask) {
 		uint32_t idx = p & (dev->nents - 1);
-		struct lab_cmd *slot = &dev->iface.ring[idx];
+		struct lab_cmd *slot = &q->iface.ring[idx];
 		struct lab_cmd e = { { lab_load64(&slot->dw[0], LAB_RELAXED),
 				       lab_load64(&slot->dw[1], LAB_RELAXED) } };
 		uint32_t op = LAB_CMD_OPCODE(e.dw[0]);
 
 		if (op == 0)
-			violation(dev,
+			violation(q,
 				  "slot %u (index 0x%x) published before it was written: it still "
 				  "holds a consumed entry (PROD 0x%x -> 0x%x, CONS 0x%x)",
-				  idx, p, from, to, dev->cons);
+				  idx, p, from, to, q->cons);
 		else if (!opcode_known(op))
-			violation(dev,
+			violation(q,
 				  "slot %u (index 0x%x): unknown opcode 0x%02x (%016" PRIx64
 				  " %016" PRIx64 ")",
 				  idx, p, op, e.dw[0], e.dw[1]);
-		dev->shadow[idx] = e;
+		q->shadow[idx] = e;
 	}
 }
 
 static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod)
 {
-	struct smmu_dev *dev = s->priv;
+	struct smmu_q *q = s->priv;
+	struct smmu_dev *dev = q->dev;
 
 	lab_delay_ns(c, dev->cfg.timing.prod_write_ns);
 	dev_lock(dev);
@@ -498,9 +554,9 @@ static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod
 		goto out;
 	advance_locked(dev, now);
 
-	uint32_t old = dev->prod;
+	uint32_t old = q->prod;
 	if (prod & ~dev->wrap_mask) {
-		violation(dev,
+		violation(q,
 			  "PROD write 0x%x has bits outside IDX|WRP (mask 0x%x): OVF/owner "
 			  "flag not stripped?",
 			  prod, dev->wrap_mask);
@@ -508,23 +564,22 @@ static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod
 	}
 	uint32_t back = q_dist(dev, prod, old);
 	if (back && back < dev->nents) { /* a move of exactly nents is a full queue */
-		violation(dev, "PROD moved backwards: 0x%x -> 0x%x (CONS 0x%x)", old, prod,
-			  dev->cons);
+		violation(q, "PROD moved backwards: 0x%x -> 0x%x (CONS 0x%x)", old, prod, q->cons);
 		goto out;
 	}
-	if (q_dist(dev, dev->cons, prod) > dev->nents) {
-		violation(dev,
+	if (q_dist(dev, q->cons, prod) > dev->nents) {
+		violation(q,
 			  "PROD 0x%x overruns CONS 0x%x: %u entries outstanding in a queue of %u",
-			  prod, dev->cons, q_dist(dev, dev->cons, prod), dev->nents);
+			  prod, q->cons, q_dist(dev, q->cons, prod), dev->nents);
 		goto out;
 	}
-	publish_locked(dev, old, prod);
+	publish_locked(q, old, prod);
 	if (dev->halted)
 		goto out;
-	if (dev->fetch == old && dev->t_fetch < now)
-		dev->t_fetch = now; /* idle until now: fetching starts at the PROD write */
-	dev->prod = prod;
-	__atomic_store_n(&dev->prod_reg, prod, __ATOMIC_RELEASE);
+	if (q->fetch == old)
+		q->t_ready = now; /* idle until now: fetching starts at the PROD write */
+	q->prod = prod;
+	__atomic_store_n(&q->prod_reg, prod, __ATOMIC_RELEASE);
 	advance_locked(dev, now);
 out:
 	dev_unlock(dev);
@@ -532,13 +587,22 @@ out:
 
 static uint32_t smmu_read_cons(struct lab_cpu *c, struct lab_smmu *s)
 {
-	struct smmu_dev *dev = s->priv;
+	struct smmu_q *q = s->priv;
+	struct smmu_dev *dev = q->dev;
 
 	lab_delay_ns(c, dev->cfg.timing.cons_read_ns);
 	__atomic_add_fetch(&dev->stats.cons_reads, 1, __ATOMIC_RELAXED);
 	if (dev->cfg.mode == DEVICE_INLINE)
 		smmu_idle(c, dev);
-	return __atomic_load_n(&dev->cons_reg, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&q->cons_reg, __ATOMIC_ACQUIRE);
+}
+
+/* lab_smmu.queue: every view reaches every queue. NULL past the last. */
+static struct lab_smmu *smmu_queue(struct lab_smmu *s, uint32_t i)
+{
+	struct smmu_dev *dev = ((struct smmu_q *)s->priv)->dev;
+
+	return i < dev->nq ? &dev->q[i].iface : NULL;
 }
 
 /* ---- thread mode ---------------------------------------------------------------------------- */
@@ -581,13 +645,57 @@ void smmu_stop(struct smmu_dev *dev)
 
 /* ---- life cycle ----------------------------------------------------------------------------- */
 
+static int q_init(struct smmu_dev *dev, struct smmu_q *q, uint32_t idx)
+{
+	const struct smmu_config *cfg = &dev->cfg;
+
+	q->dev = dev;
+	q->idx = idx;
+	q->iface.struct_size = sizeof(q->iface);
+	q->iface.shift = cfg->shift;
+	q->iface.msi = cfg->msi;
+	q->iface.read_cons = smmu_read_cons;
+	q->iface.write_prod = smmu_write_prod;
+	q->iface.priv = q;
+	q->iface.nqueues = dev->nq;
+	q->iface.qidx = idx;
+	q->iface.queue = smmu_queue;
+	q->iface.ring = aligned_alloc(LAB_CACHE_LINE, sizeof(struct lab_cmd) * dev->nents);
+	q->shadow = calloc(dev->nents, sizeof(struct lab_cmd));
+	q->retire_at = calloc(dev->nents, sizeof(uint64_t));
+	q->syncq = calloc(dev->nents, sizeof(*q->syncq));
+	q->tagq = calloc(dev->nents, sizeof(*q->tagq));
+	if (!q->iface.ring || !q->shadow || !q->retire_at || !q->syncq || !q->tagq)
+		return -ENOMEM;
+	/* An all-zero ring reads as "consumed" everywhere: nothing has been written yet. */
+	memset(q->iface.ring, 0, sizeof(struct lab_cmd) * dev->nents);
+	if (cfg->trace_cap && !(q->trace = malloc(sizeof(struct lab_cmd) * cfg->trace_cap)))
+		return -ENOMEM;
+	return 0;
+}
+
+static void q_fini(struct smmu_q *q)
+{
+	free(q->iface.ring);
+	free(q->shadow);
+	free(q->retire_at);
+	free(q->syncq);
+	free(q->tagq);
+	free(q->trace);
+}
+
 struct smmu_dev *smmu_new(const struct smmu_config *cfg, const struct lab_clock *clk, char *err,
 			  size_t err_len)
 {
 	struct smmu_dev *dev;
+	uint32_t nq = cfg->timing.queues ? (uint32_t)cfg->timing.queues : 1;
 
 	if (cfg->shift < 1 || cfg->shift > 24) {
 		snprintf(err, err_len, "queue_shift %u not in [1, 24]", cfg->shift);
+		return NULL;
+	}
+	if (nq > SMMU_MAX_QUEUES) {
+		snprintf(err, err_len, "queues %u not in [1, %u]", nq, SMMU_MAX_QUEUES);
 		return NULL;
 	}
 	dev = calloc(1, sizeof(*dev));
@@ -598,36 +706,22 @@ struct smmu_dev *smmu_new(const struct smmu_config *cfg, const struct lab_clock 
 	dev->nents = 1u << cfg->shift;
 	dev->wrap_mask = (dev->nents << 1) - 1;
 	dev->next_due = NEVER;
-	dev->iface.struct_size = sizeof(dev->iface);
-	dev->iface.shift = cfg->shift;
-	dev->iface.msi = cfg->msi;
-	dev->iface.read_cons = smmu_read_cons;
-	dev->iface.write_prod = smmu_write_prod;
-	dev->iface.priv = dev;
-	dev->iface.ring = aligned_alloc(LAB_CACHE_LINE, sizeof(struct lab_cmd) * dev->nents);
-	dev->shadow = calloc(dev->nents, sizeof(struct lab_cmd));
 	dev->done_seq = calloc(cfg->ncpus ? cfg->ncpus : 1, sizeof(uint64_t));
 	dev->n_slots = cfg->timing.inv_slots ? (uint32_t)cfg->timing.inv_slots : 1;
 	dev->slot_busy = calloc(dev->n_slots, sizeof(uint64_t));
-	dev->retire_at = calloc(dev->nents, sizeof(uint64_t));
-	dev->syncq = calloc(dev->nents, sizeof(*dev->syncq));
-	dev->tagq = calloc(dev->nents, sizeof(*dev->tagq));
-	if (!dev->iface.ring || !dev->shadow || !dev->done_seq || !dev->slot_busy ||
-	    !dev->retire_at || !dev->syncq || !dev->tagq)
+	dev->q = calloc(nq, sizeof(*dev->q));
+	if (!dev->done_seq || !dev->slot_busy || !dev->q)
 		goto err_free;
-	/* An all-zero ring reads as "consumed" everywhere: nothing has been written yet. */
-	memset(dev->iface.ring, 0, sizeof(struct lab_cmd) * dev->nents);
-	if (cfg->trace_cap) {
-		dev->trace = malloc(sizeof(struct lab_cmd) * cfg->trace_cap);
-		if (!dev->trace)
+	dev->nq = nq;
+	for (uint32_t i = 0; i < nq; i++)
+		if (q_init(dev, &dev->q[i], i))
 			goto err_free;
-	}
 	return dev;
 
 err_free:
 	smmu_free(dev);
 err_oom:
-	snprintf(err, err_len, "out of memory for a queue of %u entries", 1u << cfg->shift);
+	snprintf(err, err_len, "out of memory for %u queue(s) of %u entries", nq, 1u << cfg->shift);
 	return NULL;
 }
 
@@ -636,25 +730,37 @@ void smmu_free(struct smmu_dev *dev)
 	if (!dev)
 		return;
 	smmu_stop(dev);
-	free(dev->iface.ring);
-	free(dev->shadow);
+	for (uint32_t i = 0; dev->q && i < dev->nq; i++)
+		q_fini(&dev->q[i]);
+	free(dev->q);
 	free(dev->done_seq);
 	free(dev->slot_busy);
-	free(dev->retire_at);
-	free(dev->syncq);
-	free(dev->tagq);
-	free(dev->trace);
 	free(dev);
 }
 
 struct lab_smmu *smmu_iface(struct smmu_dev *dev)
 {
-	return &dev->iface;
+	return &dev->q[0].iface;
+}
+
+uint32_t smmu_nqueues(const struct smmu_dev *dev)
+{
+	return dev->nq;
+}
+
+struct lab_smmu *smmu_q_iface(struct smmu_dev *dev, uint32_t i)
+{
+	return &dev->q[i].iface;
 }
 
 uint32_t smmu_fetched(const struct smmu_dev *dev)
 {
-	return __atomic_load_n(&dev->fetch_reg, __ATOMIC_ACQUIRE);
+	return smmu_q_fetched(dev, 0);
+}
+
+uint32_t smmu_q_fetched(const struct smmu_dev *dev, uint32_t i)
+{
+	return __atomic_load_n(&dev->q[i].fetch_reg, __ATOMIC_ACQUIRE);
 }
 
 uint64_t smmu_events(const struct smmu_dev *dev)
@@ -689,17 +795,33 @@ void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out)
 
 uint32_t smmu_prod(const struct smmu_dev *dev)
 {
-	return __atomic_load_n(&dev->prod_reg, __ATOMIC_ACQUIRE);
+	return smmu_q_prod(dev, 0);
 }
 
 uint32_t smmu_cons(const struct smmu_dev *dev)
 {
-	return __atomic_load_n(&dev->cons_reg, __ATOMIC_ACQUIRE);
+	return smmu_q_cons(dev, 0);
+}
+
+uint32_t smmu_q_prod(const struct smmu_dev *dev, uint32_t i)
+{
+	return __atomic_load_n(&dev->q[i].prod_reg, __ATOMIC_ACQUIRE);
+}
+
+uint32_t smmu_q_cons(const struct smmu_dev *dev, uint32_t i)
+{
+	return __atomic_load_n(&dev->q[i].cons_reg, __ATOMIC_ACQUIRE);
 }
 
 const struct lab_cmd *smmu_trace(const struct smmu_dev *dev, uint64_t *n, bool *truncated)
 {
-	*n = dev->trace_n;
-	*truncated = dev->trace_truncated;
-	return dev->trace;
+	return smmu_q_trace(dev, 0, n, truncated);
+}
+
+const struct lab_cmd *smmu_q_trace(const struct smmu_dev *dev, uint32_t i, uint64_t *n,
+				   bool *truncated)
+{
+	*n = dev->q[i].trace_n;
+	*truncated = dev->q[i].trace_truncated;
+	return dev->q[i].trace;
 }

@@ -21,6 +21,19 @@
  * Many CPUs: CMD_SYNCs pipeline, the device sustains one per max(2 x fetch_ns, sync_ns,
  * tlbi_va_ns / inv_slots) with one TLBI each.
  *
+ * Queues ([smmu] queues = N, SMMUv3.3 ECMDQs or Tegra241 VCMDQs): each queue has its own
+ * ring, PROD, CONS, protocol checks, pending CMD_SYNCs and completion time, so ordering and
+ * CMD_SYNC are per queue (a CMD_SYNC waits for everything before it in its own queue only).
+ * Shared by all queues: the fetch stage (one entry at a time, fetch_ns each, from whichever
+ * queue), the invalidation unit's inv_slots, the clock, the counters. Arbitration: the queue
+ * whose head entry can leave the fetch stage first goes first; at equal times, round robin
+ * from the queue after the last one served. So N busy queues share the fetch rate one queue
+ * had; what they gain is that a CMD_SYNC no longer waits for other queues' invalidations, and
+ * that sync_ns, which serialises one queue's CMD_SYNCs, does not serialise two queues'. With
+ * enough queues the bound is the shared max(2 x fetch_ns, tlbi_va_ns / inv_slots) per TLBI +
+ * CMD_SYNC (an assumption: the SMMUv3.3 spec leaves arbitration and parallelism to the
+ * implementation). One queue is the model above exactly.
+ *
  * Protocol checks (each fails the trial with the slot and values, and halts the device as a
  * real SMMU halts on CMDQ_ERR): PROD with OVF set, PROD moving backwards, PROD overrunning
  * CONS by more than the queue, an entry published (PROD written past it) before it was
@@ -48,6 +61,8 @@
 
 struct smmu_dev;
 
+#define SMMU_MAX_QUEUES SCENARIO_SMMU_MAX_QUEUES
+
 struct smmu_config {
 	uint32_t shift;		       /* log2 entries */
 	bool msi;		       /* CMD_SYNC may complete by MSI */
@@ -66,8 +81,12 @@ struct smmu_dev *smmu_new(const struct smmu_config *cfg, const struct lab_clock 
 			  size_t err_len);
 void smmu_free(struct smmu_dev *dev);
 
-/* What a cmdq plugin is given. */
+/* What a cmdq plugin is given: queue 0 (the others through its queue member). */
 struct lab_smmu *smmu_iface(struct smmu_dev *dev);
+
+/* The queues: how many, and queue i's view (0 <= i < smmu_nqueues()). */
+uint32_t smmu_nqueues(const struct smmu_dev *dev);
+struct lab_smmu *smmu_q_iface(struct smmu_dev *dev, uint32_t i);
 
 /* The spin hook of DEVICE_INLINE mode: advance if something is due (host_env_set_idle). */
 void smmu_idle(struct lab_cpu *c, void *dev);
@@ -84,6 +103,7 @@ uint64_t smmu_next_due(const struct smmu_dev *dev);
 
 /* The index (IDX | WRP) of the next entry to fetch: slots before it were read and poisoned. */
 uint32_t smmu_fetched(const struct smmu_dev *dev);
+uint32_t smmu_q_fetched(const struct smmu_dev *dev, uint32_t i); /* queue i's (above: queue 0) */
 
 /* A count that moves whenever the device stores into memory (a poisoned slot, an MSI) or
  * moves CONS: the sim's progress. */
@@ -116,9 +136,11 @@ void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out);
  */
 void smmu_cpus_unwound(struct smmu_dev *dev);
 
-/* Register values now (for reports). */
+/* Register values now (for reports): queue 0's, and queue i's. */
 uint32_t smmu_prod(const struct smmu_dev *dev);
 uint32_t smmu_cons(const struct smmu_dev *dev);
+uint32_t smmu_q_prod(const struct smmu_dev *dev, uint32_t i);
+uint32_t smmu_q_cons(const struct smmu_dev *dev, uint32_t i);
 
 /*
  * The harness's tags. A TLBI_NH_VA built by smmu_tag_cmd(cpu, seq, i) carries the issuing
@@ -133,7 +155,10 @@ bool smmu_untag_cmd(const struct lab_cmd *cmd, uint32_t *cpu, uint64_t *seq, uin
  * 1): what a strategy's issue(sync) must have waited for. */
 uint64_t smmu_done_seq(const struct smmu_dev *dev, uint32_t cpu);
 
-/* The trace: commands in consumption order. *truncated if trace_cap was reached. */
+/* The trace: commands in consumption order. *truncated if trace_cap was reached. One per
+ * queue (each up to trace_cap): smmu_trace is queue 0's. */
 const struct lab_cmd *smmu_trace(const struct smmu_dev *dev, uint64_t *n, bool *truncated);
+const struct lab_cmd *smmu_q_trace(const struct smmu_dev *dev, uint32_t i, uint64_t *n,
+				   bool *truncated);
 
 #endif /* IOMMULAB_SMMU_H */

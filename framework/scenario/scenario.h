@@ -62,7 +62,11 @@ struct scenario_smmu {
 	uint64_t fetch_ns;	/* reading and decoding one command, in order, one at a time */
 	uint64_t inv_slots;	/* commands other than CMD_SYNC in flight at once (0 read as 1) */
 	uint64_t msi_cons_ns;	/* from a CMD_SYNC's MSI write landing to CONS moving past it */
+	uint64_t queues;	/* command queues (ECMDQs, VCMDQs), 0 read as 1 */
 };
+
+/* The most command queues the device model has ([smmu] queues). */
+#define SCENARIO_SMMU_MAX_QUEUES 256
 
 /* [workload.cmdq] */
 struct scenario_wl_cmdq {

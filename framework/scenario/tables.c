@@ -112,6 +112,10 @@ static const struct lab_param smmu_params[] = {
 	  "overlap; a full unit stalls the fetch)"),
 	P(scenario_smmu, msi_cons_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "from a CMD_SYNC's MSI write landing to CONS moving past it (the MSI is always first)"),
+	P(scenario_smmu, queues, LAB_PARAM_UINT, "1", 1, SCENARIO_SMMU_MAX_QUEUES, NULL,
+	  "command queues, each with its own ring and PROD/CONS (ECMDQs, VCMDQs) and its own "
+	  "CMD_SYNC pipeline (sync_ns per queue); one fetch stage and one invalidation unit "
+	  "serve them all, round robin (strategies that know one queue use queue 0)"),
 };
 
 static const struct lab_param wl_cmdq_params[] = {

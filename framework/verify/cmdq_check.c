@@ -32,6 +32,14 @@ static const uint64_t grid_thinks[] = { 0, 200 };
 static const uint32_t sim_cpus[] = { 4, 16, 64 };
 static const uint32_t sim_shifts[] = { 3, 4 };
 static const uint32_t sim_cmds[] = { 1, 5 };
+/*
+ * The device's queues at each sim CPU count: one per CPU at 4, then fewer than the CPUs, so a
+ * multi-queue strategy runs both with a queue of its own and sharing one; a single-queue
+ * strategy drives queue 0 and never sees the others. Natively, one queue per CPU.
+ */
+static const uint32_t sim_queues[] = { 4, 4, 8 };
+static_assert(LAB_ARRAY_SIZE(sim_queues) == LAB_ARRAY_SIZE(sim_cpus),
+	      "a queue count per CPU count");
 /* Sequential consistency, then Arm's store buffers: a missing barrier fails only there. */
 static const int sim_memory[] = { MACHINE_MEMORY_SC, MACHINE_MEMORY_ARM };
 
@@ -73,6 +81,7 @@ static void grid_build(void)
 							.msi = grid_msi[m],
 							.cmds_per_sync = grid_cmds[k],
 							.think_ns = grid_thinks[t],
+							.queues = grid_cpus[c],
 						};
 					}
 	for (size_t c = 0; c < LAB_ARRAY_SIZE(sim_cpus); c++)
@@ -89,6 +98,7 @@ static void grid_build(void)
 							.msi = grid_msi[m],
 							.cmds_per_sync = sim_cmds[k],
 							.memory = sim_memory[w],
+							.queues = sim_queues[c],
 						};
 }
 
@@ -132,17 +142,19 @@ void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg
 	cfg->wl_cmdq.cmds_per_sync = p->cmds_per_sync;
 	cfg->wl_cmdq.think_ns = p->think_ns;
 	cfg->machine.memory = p->memory;
+	cfg->smmu.queues = p->queues ? p->queues : 1;
 }
 
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len)
 {
-	snprintf(buf, len, "engine=%s cpus=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
+	snprintf(buf, len,
+		 "engine=%s cpus=%u queues=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
 		 cfg->scenario.engine == ENGINE_SIM
 			 ? (cfg->machine.memory == MACHINE_MEMORY_ARM ? "sim memory=arm" : "sim")
 			 : "native",
-		 (unsigned)cfg->scenario.cpus, (unsigned)cfg->smmu.queue_shift,
-		 cfg->smmu.msi ? "on" : "off", (unsigned)cfg->wl_cmdq.cmds_per_sync,
-		 (unsigned)cfg->wl_cmdq.think_ns);
+		 (unsigned)cfg->scenario.cpus, (unsigned)(cfg->smmu.queues ? cfg->smmu.queues : 1),
+		 (unsigned)cfg->smmu.queue_shift, cfg->smmu.msi ? "on" : "off",
+		 (unsigned)cfg->wl_cmdq.cmds_per_sync, (unsigned)cfg->wl_cmdq.think_ns);
 }
 
 /* ---- the plugin's parameters ----------------------------------------------------------------- */

@@ -85,7 +85,8 @@ struct cmdq_check_point {
 	bool msi;
 	uint32_t cmds_per_sync;
 	uint64_t think_ns;
-	int memory; /* sim: enum machine_memory */
+	int memory;	 /* sim: enum machine_memory */
+	uint32_t queues; /* [smmu] queues: one per CPU natively, fewer than CPUs from 16 on */
 };
 
 /* Every point, in the order verify runs them. */
@@ -125,7 +126,8 @@ int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len);
 /* Set p's keys onto cfg. */
 void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg);
 
-/* "engine=native cpus=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of cfg. */
+/* "engine=native cpus=2 queues=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of
+ * cfg. */
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len);
 
 /* The oracle's check names, in the order every oracle_report lists them. */

@@ -147,8 +147,8 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 			 bool *in_order, char *order_detail, size_t detail_len)
 {
 	uint64_t n;
-	bool truncated;
-	const struct lab_cmd *trace = smmu_trace(wl->dev, &n, &truncated);
+	bool truncated = false, q_truncated;
+	const struct lab_cmd *trace;
 	struct expect *exp = calloc(wl->ncpus, sizeof(*exp));
 	uint32_t nents = lab_q_nents(smmu_iface(wl->dev));
 	uint32_t prev_cpu = UINT32_MAX, prev_i = 0;
@@ -162,55 +162,67 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 	}
 	for (uint32_t cpu = 0; cpu < wl->ncpus; cpu++)
 		exp[cpu].seq = 1;
-	for (uint64_t p = 0; p < n; p++) {
-		uint32_t cpu, i, cnt;
-		uint64_t seq;
-		if (!smmu_untag_cmd(&trace[p], &cpu, &seq, &i, &cnt)) {
-			prev_cpu = UINT32_MAX; /* a CMD_SYNC (or other) separates ops */
-			continue;
+	/* Each queue's trace in its own fetch order; a CPU's ops stay on one queue, so each
+	 * CPU's expectations carry across queues unchanged. */
+	for (uint32_t qi = 0; qi < smmu_nqueues(wl->dev); qi++) {
+		trace = smmu_q_trace(wl->dev, qi, &n, &q_truncated);
+		truncated |= q_truncated;
+		prev_cpu = UINT32_MAX;
+		for (uint64_t p = 0; p < n; p++) {
+			uint32_t cpu, i, cnt;
+			uint64_t seq;
+			if (!smmu_untag_cmd(&trace[p], &cpu, &seq, &i, &cnt)) {
+				prev_cpu = UINT32_MAX; /* a CMD_SYNC (or other) separates ops */
+				continue;
+			}
+			uint32_t slot = (uint32_t)(p % nents);
+			if (cpu >= wl->ncpus || seq > wl->cpus[cpu].seq || cnt != wl->n) {
+				if (*exactly_once)
+					snprintf(once_detail, detail_len,
+						 "slot %u (trace position %" PRIu64
+						 "): a command nobody "
+						 "issued (cpu %u, op %" PRIu64 ", cmd %u of %u)",
+						 slot, p, cpu, seq, i, cnt);
+				*exactly_once = false;
+				continue;
+			}
+			struct expect *e = &exp[cpu];
+			if (seq < e->seq || (seq == e->seq && i < e->i)) {
+				if (*exactly_once)
+					snprintf(once_detail, detail_len,
+						 "slot %u (trace position %" PRIu64
+						 "): cpu %u op %" PRIu64
+						 " cmd %u consumed a second time",
+						 slot, p, cpu, seq, i);
+				*exactly_once = false;
+			} else if (seq != e->seq || i != e->i) {
+				if (*in_order)
+					snprintf(order_detail, detail_len,
+						 "slot %u (trace position %" PRIu64
+						 "): caller cpu %u, "
+						 "expected op %" PRIu64 " cmd %u, found op %" PRIu64
+						 " cmd %u",
+						 slot, p, cpu, e->seq, e->i, seq, i);
+				*in_order = false;
+			}
+			if (i > 0 && (prev_cpu != cpu || prev_seq != seq || prev_i != i - 1)) {
+				if (*in_order)
+					snprintf(order_detail, detail_len,
+						 "slot %u (trace position %" PRIu64
+						 "): cpu %u op %" PRIu64
+						 " cmd %u is not contiguous with cmd %u of the "
+						 "same op",
+						 slot, p, cpu, seq, i, i - 1);
+				*in_order = false;
+			}
+			if (seq > e->seq || (seq == e->seq && i >= e->i)) {
+				e->seq = i + 1 == cnt ? seq + 1 : seq;
+				e->i = i + 1 == cnt ? 0 : i + 1;
+			}
+			prev_cpu = cpu;
+			prev_seq = seq;
+			prev_i = i;
 		}
-		uint32_t slot = (uint32_t)(p % nents);
-		if (cpu >= wl->ncpus || seq > wl->cpus[cpu].seq || cnt != wl->n) {
-			if (*exactly_once)
-				snprintf(once_detail, detail_len,
-					 "slot %u (trace position %" PRIu64 "): a command nobody "
-					 "issued (cpu %u, op %" PRIu64 ", cmd %u of %u)",
-					 slot, p, cpu, seq, i, cnt);
-			*exactly_once = false;
-			continue;
-		}
-		struct expect *e = &exp[cpu];
-		if (seq < e->seq || (seq == e->seq && i < e->i)) {
-			if (*exactly_once)
-				snprintf(once_detail, detail_len,
-					 "slot %u (trace position %" PRIu64 "): cpu %u op %" PRIu64
-					 " cmd %u consumed a second time",
-					 slot, p, cpu, seq, i);
-			*exactly_once = false;
-		} else if (seq != e->seq || i != e->i) {
-			if (*in_order)
-				snprintf(order_detail, detail_len,
-					 "slot %u (trace position %" PRIu64 "): caller cpu %u, "
-					 "expected op %" PRIu64 " cmd %u, found op %" PRIu64
-					 " cmd %u",
-					 slot, p, cpu, e->seq, e->i, seq, i);
-			*in_order = false;
-		}
-		if (i > 0 && (prev_cpu != cpu || prev_seq != seq || prev_i != i - 1)) {
-			if (*in_order)
-				snprintf(order_detail, detail_len,
-					 "slot %u (trace position %" PRIu64 "): cpu %u op %" PRIu64
-					 " cmd %u is not contiguous with cmd %u of the same op",
-					 slot, p, cpu, seq, i, i - 1);
-			*in_order = false;
-		}
-		if (seq > e->seq || (seq == e->seq && i >= e->i)) {
-			e->seq = i + 1 == cnt ? seq + 1 : seq;
-			e->i = i + 1 == cnt ? 0 : i + 1;
-		}
-		prev_cpu = cpu;
-		prev_seq = seq;
-		prev_i = i;
 	}
 	for (uint32_t cpu = 0; cpu < wl->ncpus && !truncated && wl->n; cpu++) {
 		if (exp[cpu].seq <= wl->cpus[cpu].seq && *exactly_once) {

@@ -208,7 +208,8 @@ static struct conf_point points[CONF_MAX_POINTS];
 Test(cmdq_conformance, plugins_found, .timeout = 30)
 {
 	static const char *const expected[] = { "batched",  "biglock", "cmpxchg", "fetchadd",
-						"flatcomb", "hybrid",  "mcs",	  "spinlock" };
+						"flatcomb", "hybrid",  "mcs",	  "spinlock",
+						"ecmdq",    "cmdqv" };
 	struct plugin_registry reg = { 0 };
 	struct diag_list diags = { 0 };
 
@@ -397,13 +398,51 @@ Test(cmdq_conformance, mcs_leader_batch_forced, .timeout = 120)
 	conf_close(&cp);
 }
 
+/* ---- a plugin built against ABI 1.0 on a device with several queues ------------------------ */
+
+/*
+ * The 1.1 members of struct lab_smmu are appended: a 1.0 plugin (a frozen copy of the 1.0
+ * layout, its descriptor saying 1.0) is loaded, given queue 0 of a 4-queue device, and must
+ * pass the oracle at every native point of the grid.
+ */
+Test(cmdq_conformance, abi_1_0_plugin_runs_on_a_multi_queue_device, .timeout = 120)
+{
+	size_t n, ran = 0;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n);
+	struct conf_plugin cp;
+
+	conf_open(&cp, TEST_BUILD_ROOT "/tests/fixtures/plugins/cmdq-abi_1_0.so", "");
+	cr_assert_eq(cp.desc->abi_minor, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct scenario_cfg cfg;
+		struct trial_result res;
+		struct oracle_report o;
+		char where[160];
+
+		if (grid[i].engine != ENGINE_NATIVE)
+			continue; /* the fixture has no .sim.so */
+		conf_cfg(&cfg, &grid[i]);
+		cfg.smmu.queues = 4;
+		cmdq_check_describe(&cfg, where, sizeof(where));
+		conf_trial(&cp, &cfg, grid[i].ops_per_cpu, &res, &o);
+		for (uint32_t k = 0; k < o.n_checks; k++)
+			cr_expect(o.checks[k].pass, "abi_1_0 %s: %s FAILED: %s", where,
+				  o.checks[k].name, o.checks[k].detail);
+		cr_expect_eq(res.status, TRIAL_OK, "%s", res.error);
+		scenario_cfg_free(&cfg);
+		ran++;
+	}
+	cr_assert_gt(ran, 0);
+	conf_close(&cp);
+}
+
 /* ---- mutants ------------------------------------------------------------------------------ */
 
 #define MUTANT_DIR TEST_BUILD_ROOT "/tests/fixtures/plugins"
 
 /* Run mutant name at one point; its trial must fail and `check` must be among the failures. */
-static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
-			uint64_t watchdog_ms)
+static void conf_mutant_q(const char *name, const char *check, uint32_t cpus, uint32_t queues,
+			  bool msi, uint64_t watchdog_ms)
 {
 	const struct cmdq_check_point point = { .engine = ENGINE_NATIVE,
 						.ops_per_cpu = CMDQ_CHECK_OPS_PER_CPU,
@@ -411,7 +450,8 @@ static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool
 						.queue_shift = 4,
 						.msi = msi,
 						.cmds_per_sync = 1,
-						.think_ns = 0 };
+						.think_ns = 0,
+						.queues = queues };
 	char path[CONF_PATH_LEN];
 	struct conf_plugin cp;
 	struct scenario_cfg cfg;
@@ -430,6 +470,19 @@ static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool
 	cr_expect_neq(res.status, TRIAL_OK, "%s: trial status OK", name);
 	scenario_cfg_free(&cfg);
 	conf_close(&cp);
+}
+
+static void conf_mutant(const char *name, const char *check, uint32_t cpus, bool msi,
+			uint64_t watchdog_ms)
+{
+	conf_mutant_q(name, check, cpus, 1, msi, watchdog_ms);
+}
+
+/* A CMD_SYNC covers its own queue only: one placed on another queue waits for nothing. */
+Test(cmdq_mutants, ecmdq_sync_on_another_queue_caught_by_sync_complete, .timeout = 60)
+{
+	conf_mutant_q("mut_ecmdq_sync", "sync_complete", 1, 2, true, 3000);
+	conf_mutant_q("mut_ecmdq_sync", "sync_complete", 2, 2, false, 3000);
 }
 
 Test(cmdq_mutants, skip_sync_caught_by_sync_complete, .timeout = 60)

@@ -555,3 +555,130 @@ Test(device, tags_round_trip, .timeout = 10)
 	cr_assert_eq(i, 62);
 	cr_assert_eq(n, 63);
 }
+
+/* ---- several queues ([smmu] queues) ---------------------------------------------------------- */
+
+static void put_q(struct lab_smmu *s, uint32_t index, struct lab_cmd cmd)
+{
+	lab_cmd_write(lab_q_slot(s, index), &cmd);
+}
+
+static void put_sync_q(struct lab_smmu *s, uint32_t index)
+{
+	put_q(s, index, lab_cmd_sync(LAB_SYNC_CS_IRQ, (uint32_t *)&lab_q_slot(s, index)->dw[0], 0));
+}
+
+/* Step the manual clock to the next event; false once the device is idle. */
+static bool step(void)
+{
+	uint64_t due = smmu_next_due(dev);
+
+	if (due == UINT64_MAX)
+		return false;
+	manual_ns = due > manual_ns ? due : manual_ns;
+	smmu_advance(dev);
+	return true;
+}
+
+Test(device, every_view_reaches_every_queue, .timeout = 10)
+{
+	struct scenario_smmu t = { .tlbi_va_ns = 100, .sync_ns = 100, .inv_slots = 1, .queues = 3 };
+
+	make_timed(4, DEVICE_INLINE, &t, true);
+	cr_assert_eq(lab_smmu_nqueues(q), 3);
+	cr_assert_eq(smmu_nqueues(dev), 3);
+	struct lab_smmu *q2 = lab_smmu_queue(q, 2);
+	cr_assert_not_null(q2);
+	cr_assert_eq(q2->qidx, 2);
+	cr_assert_neq(q2->ring, q->ring, "two queues share a ring");
+	cr_assert_eq(lab_smmu_queue(q2, 0), q);
+	cr_assert_null(lab_smmu_queue(q, 3));
+}
+
+/* A CMD_SYNC waits for what is before it in its own queue, not for another queue's TLBIs. */
+Test(device, a_cmd_sync_covers_its_own_queue_only, .timeout = 10)
+{
+	struct scenario_smmu t = {
+		.tlbi_va_ns = 10000, .sync_ns = 100, .fetch_ns = 20, .inv_slots = 8, .queues = 2
+	};
+
+	make_timed(4, DEVICE_INLINE, &t, true);
+	struct lab_smmu *q1 = lab_smmu_queue(q, 1);
+	uint32_t *msi0 = (uint32_t *)&lab_q_slot(q, 1)->dw[0];
+	uint32_t *msi1 = (uint32_t *)&lab_q_slot(q1, 0)->dw[0];
+
+	put(0, smmu_tag_cmd(0, 1, 0, 1));
+	put_sync(1);
+	put_sync_q(q1, 0);
+	lab_smmu_write_prod(cpu, q, 2);
+	lab_smmu_write_prod(cpu, q1, 1);
+	uint64_t t1 = 0, t0 = 0;
+	for (int guard = 0; guard < 1000 && (*msi0 || *msi1) && step(); guard++) {
+		if (!*msi1 && !t1)
+			t1 = manual_ns;
+		if (!*msi0 && !t0)
+			t0 = manual_ns;
+	}
+	cr_assert_null(smmu_error(dev), "%s", smmu_error(dev));
+	cr_assert(t0 && t1, "a CMD_SYNC never completed");
+	/* Queue 1's sync: fetched after queue 0's TLBI (the shared fetch stage), then sync_ns. */
+	cr_assert_eq(t1, 1000 + 2 * 20 + 100, "queue 1's MSI at %lu", (unsigned long)t1);
+	/* Queue 0's: after its TLBI's 10 us. */
+	cr_assert_eq(t0, 1000 + 20 + 10000 + 100, "queue 0's MSI at %lu", (unsigned long)t0);
+	while (step())
+		;
+	cr_assert_eq(smmu_q_cons(dev, 0), 2);
+	cr_assert_eq(smmu_q_cons(dev, 1), 1);
+	cr_assert_eq(smmu_done_seq(dev, 0), 1);
+}
+
+/* Busy queues are served one command each in turn. */
+Test(device, busy_queues_are_fetched_round_robin, .timeout = 10)
+{
+	struct scenario_smmu t = {
+		.tlbi_va_ns = 10, .sync_ns = 10, .fetch_ns = 20, .inv_slots = 64, .queues = 3
+	};
+
+	make_timed(4, DEVICE_INLINE, &t, true);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct lab_smmu *qi = lab_smmu_queue(q, i);
+		for (uint32_t k = 0; k < 4; k++)
+			put_q(qi, k, smmu_tag_cmd(0, 1, k, 4));
+	}
+	for (uint32_t i = 0; i < 3; i++)
+		lab_smmu_write_prod(cpu, lab_smmu_queue(q, i), 4);
+	for (uint32_t n = 1; n <= 12; n++) {
+		uint32_t f[3];
+		for (uint32_t i = 0; i < 3; i++)
+			f[i] = smmu_q_fetched(dev, i);
+		while (f[0] + f[1] + f[2] < n) {
+			cr_assert(step(), "the device went idle after %u fetches", n - 1);
+			for (uint32_t i = 0; i < 3; i++)
+				f[i] = smmu_q_fetched(dev, i);
+		}
+		for (uint32_t i = 0; i < 3; i++)
+			cr_assert_leq(f[i], (n + 2 - i) / 3,
+				      "after %u fetches queue %u had %u: not round robin", n, i,
+				      f[i]);
+	}
+	cr_assert_null(smmu_error(dev));
+}
+
+/* Each queue is checked on its own, and the message names it. */
+Test(device, protocol_checks_are_per_queue, .timeout = 10)
+{
+	struct scenario_smmu t = { .tlbi_va_ns = 100, .sync_ns = 100, .inv_slots = 1, .queues = 2 };
+
+	make_timed(4, DEVICE_INLINE, &t, true);
+	struct lab_smmu *q1 = lab_smmu_queue(q, 1);
+
+	put(0, smmu_tag_cmd(0, 1, 0, 1));
+	lab_smmu_write_prod(cpu, q, 1); /* queue 0's slot 0 is written; queue 1's is not */
+	cr_assert_null(smmu_error(dev));
+	lab_smmu_write_prod(cpu, q1, 1);
+	cr_assert_not_null(smmu_error(dev));
+	cr_assert(strstr(smmu_error(dev), "queue 1: slot 0 (index 0x0) published before it was "
+					  "written") == smmu_error(dev),
+		  "%s", smmu_error(dev));
+	cr_assert_eq(violations, 1);
+}

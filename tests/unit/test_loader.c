@@ -34,7 +34,7 @@ Test(loader, refuses_another_abi_major, .timeout = 10)
 	struct loaded_plugin p;
 
 	cr_assert_lt(load("cmdq-bad_abi.so", &p), 0);
-	cr_assert(strstr(err, "cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.0"), "%s", err);
+	cr_assert(strstr(err, "cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.1"), "%s", err);
 }
 
 Test(loader, refuses_a_missing_entry_and_says_dlerror, .timeout = 10)

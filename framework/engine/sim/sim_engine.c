@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "device/smmu.h"
@@ -33,11 +34,17 @@ static int sim_prepare(struct engine_trial *t, char *err, size_t err_len)
 
 /* ---- the device as the agent ------------------------------------------------------------- */
 
-struct dev_agent {
-	struct smmu_dev *dev;
+/* What the sim last saw of one of the device's queues. */
+struct dev_agent_q {
 	struct lab_smmu *q;
 	uint32_t seen_cons;  /* CONS when the sim last asked */
 	uint32_t seen_fetch; /* the device's fetch index then */
+};
+
+struct dev_agent {
+	struct smmu_dev *dev;
+	struct dev_agent_q *qs; /* one per queue */
+	uint32_t nq;
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
 };
 
@@ -74,23 +81,27 @@ static void dev_advance(void *arg)
  * 2 x queue entries, at most one queue's worth of which can be outstanding, so two reads a
  * wrap apart would need a whole queue published and consumed twice between two switches.
  */
-static void dev_wrote_slots(struct dev_agent *a, uint32_t from, uint32_t to)
+static void dev_wrote_slots(struct lab_smmu *q, uint32_t from, uint32_t to)
 {
-	uint32_t mask = (2u << a->q->shift) - 1, nents = 1u << a->q->shift;
+	uint32_t mask = (2u << q->shift) - 1, nents = 1u << q->shift;
 
 	for (uint32_t p = from; p != to; p = (p + 1) & mask)
-		sim_agent_wrote(&a->q->ring[p & (nents - 1)], sizeof(a->q->ring[0]));
+		sim_agent_wrote(&q->ring[p & (nents - 1)], sizeof(q->ring[0]));
 }
 
 static uint64_t dev_progress(void *arg)
 {
 	struct dev_agent *a = arg;
-	uint32_t fetch = smmu_fetched(a->dev), cons = smmu_cons(a->dev);
 
-	dev_wrote_slots(a, a->seen_fetch, fetch);
-	dev_wrote_slots(a, a->seen_cons, cons);
-	a->seen_fetch = fetch;
-	a->seen_cons = cons;
+	for (uint32_t i = 0; i < a->nq; i++) {
+		struct dev_agent_q *aq = &a->qs[i];
+		uint32_t fetch = smmu_q_fetched(a->dev, i), cons = smmu_q_cons(a->dev, i);
+
+		dev_wrote_slots(aq->q, aq->seen_fetch, fetch);
+		dev_wrote_slots(aq->q, aq->seen_cons, cons);
+		aq->seen_fetch = fetch;
+		aq->seen_cons = cons;
+	}
 	return smmu_events(a->dev);
 }
 
@@ -130,17 +141,32 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 		}
 	}
 	if (job->dev) {
-		da.q = smmu_iface(job->dev);
-		da.seen_cons = smmu_cons(job->dev);
-		da.seen_fetch = smmu_fetched(job->dev);
-		da.read_cons = da.q->read_cons;
-		da.q->read_cons = sim_read_cons;
+		da.nq = smmu_nqueues(job->dev);
+		da.qs = calloc(da.nq, sizeof(*da.qs));
+		if (!da.qs) {
+			sim_topology_free(&topo);
+			memset(res, 0, sizeof(*res));
+			snprintf(res->why, sizeof(res->why),
+				 "out of memory for the device's agent");
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < da.nq; i++) {
+			struct dev_agent_q *aq = &da.qs[i];
+
+			aq->q = smmu_q_iface(job->dev, i);
+			aq->seen_cons = smmu_q_cons(job->dev, i);
+			aq->seen_fetch = smmu_q_fetched(job->dev, i);
+			da.read_cons = aq->q->read_cons; /* the same for every queue */
+			aq->q->read_cons = sim_read_cons;
+		}
 		smmu_set_store_hook(job->dev, dev_stored, NULL);
 		cur_agent = &da;
 	}
 	rc = sim_run(job, m, topo.n ? &topo : NULL, job->dev ? &agent : NULL, res, &st);
 	if (job->dev) {
-		da.q->read_cons = da.read_cons; /* teardown reads it natively */
+		for (uint32_t i = 0; i < da.nq; i++)
+			da.qs[i].q->read_cons = da.read_cons; /* teardown reads it natively */
+		free(da.qs);
 		smmu_set_store_hook(job->dev, NULL, NULL);
 		cur_agent = NULL;
 	}

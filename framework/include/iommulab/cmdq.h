@@ -118,7 +118,29 @@ struct lab_smmu {
 	/* writel(PROD): publish entries up to prod (IDX | WRP; OVF must be clear). */
 	void (*write_prod)(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod);
 	void *priv; /* host-private */
+	/* ABI 1.1: the device's command queues (SMMUv3.3 ECMDQs, Tegra241 VCMDQs). Each is a
+	 * struct lab_smmu of its own (ring, PROD, CONS; same shift and msi), queue 0 being the
+	 * one this struct describes when a setup hands it over. Read them through
+	 * lab_smmu_nqueues() and lab_smmu_queue(), which answer 1 and s for a host older than
+	 * 1.1. Ordering and CMD_SYNC are per queue: a CMD_SYNC covers only the commands before
+	 * it in its own queue. */
+	uint32_t nqueues; /* >= 1 */
+	uint32_t qidx;	  /* which queue this view is, 0..nqueues-1 */
+	/* Queue i of the same device (any view reaches every queue); NULL past the last. */
+	struct lab_smmu *(*queue)(struct lab_smmu *s, uint32_t i);
 };
+
+static inline uint32_t lab_smmu_nqueues(const struct lab_smmu *s)
+{
+	return LAB_OPS_HAS(s, queue) ? s->nqueues : 1;
+}
+
+static inline struct lab_smmu *lab_smmu_queue(struct lab_smmu *s, uint32_t i)
+{
+	if (LAB_OPS_HAS(s, queue))
+		return s->queue(s, i);
+	return i ? NULL : s;
+}
 
 static inline uint32_t lab_smmu_read_cons(struct lab_cpu *c, struct lab_smmu *s)
 {
