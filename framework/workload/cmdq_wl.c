@@ -188,8 +188,11 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 	}
 	uint64_t think = think_time(wl, me);
 	tag(wl, c, me, seq + 1); /* during the think when there is one */
-	/* Chain only into an op that will be stamped: an unsampled op reads no clock. */
-	bool next_stamped = c->phases_on || (measuring && me->countdown == 1);
+	/*
+	 * Chain only into a measured op that will be stamped (an unsampled op reads no clock);
+	 * never from the warm-up, so that the engine's work when measuring starts is no op's.
+	 */
+	bool next_stamped = measuring && (c->phases_on || me->countdown == 1);
 	if (stamped && next_stamped) {
 		me->t_next = think_from(c, t1, think);
 	} else {
