@@ -13,9 +13,9 @@ p50 (mean and 95% CI over repeats), the sim's, and the relative error, sim again
 What the sim side gets from the native side, and why:
   - [machine] topology = the probe's matrix (by default one isolated miss per pair, what the
     sim prices a miss at), atomic_ns = its uncontended add - op_ns;
-  - think_ns + H per CPU count, H = the null plugin's native harness_ns per op (median over
-    repeats): the native loop's own cost (timestamps, histogram record, think-loop overshoot)
-    that the sim does not run. It is charged outside the measured latency, as natively.
+  - think_ns + H per CPU count, H = the null plugin's native op latency plus its harness_ns
+    per op (median over repeats): the native loop's own cost (one chained timestamp, the
+    loop, histogram record, think-loop overshoot) that the sim does not run. It is charged outside the measured latency, as natively.
     The run without it is kept too (DIR/sim-raw-cpusN) and its ops/s error printed.
 
 The 2-CPU native run comes first, between DIR/probe-before.csv (the topology the sim gets) and
@@ -188,7 +188,8 @@ def main():
     sims = {"sim": {}, "raw": {}, "pp": {}}
     for c in CPUS:
         null = native.get(("null", c), [])
-        harness[c] = median([float(r["harness_ns_per_op"]) for r in null]) if null else 0.0
+        harness[c] = median([float(r["harness_ns_per_op"]) + float(r["op_mean_ns"] or 0)
+                             for r in null]) if null else 0.0
         h = ["--set", f"workload.cmdq.think_ns={THINK_NS + round(harness[c])}"]
         for name, topo, extra in (("sim", before, h), ("raw", before, []),
                                   ("pp", before_pp, h)):

@@ -453,9 +453,10 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 		label_of(S, r->first, label, sizeof(label));
 		fmt_time(r->p50[0].mean, a, sizeof(a));
 		fmt_time(ci_of((struct summary *)S, r->g, S->k.harness).mean, b, sizeof(b));
-		printf("\nharness overhead (null plugin, %s): %s per op in issue() (timestamp "
-		       "pair), "
-		       "%s per op around it (loop, tags, histogram)\n",
+		/* One chained timestamp per op: the null op's latency is the whole loop. */
+		printf("\nharness overhead (null plugin, %s): %s per op (p50: one chained "
+		       "timestamp, the loop, tags, histogram), %s per op outside it (the think's "
+		       "overshoot)\n",
 		       label, a, b);
 		break;
 	}

@@ -272,8 +272,12 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 		hist_summarize(&all[m], &res->metrics[m].lat);
 	}
 	if (all && t->workload->harness_think_ns) {
-		/* What the loop costs beyond the op and think time: the harness's own overhead. */
-		double busy = (double)all[0].sum;
+		/* What the loop spends outside every latency and think time (the ops' timestamps
+		 * are chained, so it is the think loop's overshoot). Sampled ([scenario]
+		 * sample_every): the timed ops' mean stands for every op. */
+		double busy = all[0].count
+				      ? (double)all[0].sum * (double)res->ops / (double)all[0].count
+				      : 0;
 		double think = (double)res->ops * (double)t->workload->harness_think_ns(t->cfg);
 		double harness = (double)*window - busy - think;
 		add_counter(res, "harness_ns", LAB_COUNTER_EVENTS,

@@ -47,6 +47,7 @@ struct scenario_main {
 	int oversubscribe;    /* enum oversubscribe_policy */
 	bool phases;	      /* record per-phase times */
 	uint64_t watchdog_ms; /* a CPU with no completed op for this long fails the trial */
+	uint64_t sample_every; /* cmdq, micro: time every N-th measured op (1: all) */
 };
 
 /* [smmu]: the device model */
@@ -124,6 +125,7 @@ struct scenario_wl_dma {
 struct scenario_wl_micro {
 	int op;		   /* enum micro_op: atomic_add | cas_add | ticket_lock */
 	uint64_t think_ns; /* local work after each op */
+	int mode;	   /* enum micro_mode: latency | throughput */
 };
 
 /* [machine]: the simulated machine (engine = sim only; see framework/engine/sim/sim.h) */

@@ -56,6 +56,9 @@ static const struct lab_param main_params[] = {
 	  "record the time each op spends in each phase"),
 	P(scenario_main, watchdog_ms, LAB_PARAM_UINT, "3000", 10, 3600000, NULL,
 	  "a CPU with no completed op for this long fails the trial"),
+	P(scenario_main, sample_every, LAB_PARAM_UINT, "1", 1, 1000000000, NULL,
+	  "cmdq and micro: time only every N-th measured op (throughput still counts every op; "
+	  "1: every op, the latency histograms exact)"),
 };
 
 /*
@@ -428,6 +431,7 @@ void scenario_machine_describe(const struct scenario_machine *m, char *buf, size
 }
 
 static const char *const micro_op_choices[] = { "atomic_add", "cas_add", "ticket_lock", NULL };
+static const char *const micro_mode_choices[] = { "latency", "throughput", NULL };
 
 static const struct lab_param wl_micro_params[] = {
 	P(scenario_wl_micro, op, LAB_PARAM_ENUM, "atomic_add", 0, 0, micro_op_choices,
@@ -435,6 +439,9 @@ static const struct lab_param wl_micro_params[] = {
 	  "ticket spinlock around an increment"),
 	P(scenario_wl_micro, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "local work after each op (0: back to back)"),
+	P(scenario_wl_micro, mode, LAB_PARAM_ENUM, "latency", 0, 0, micro_mode_choices,
+	  "latency: each op timed (one chained timestamp); throughput: no clock read inside the "
+	  "window, ns per op per thread = window / ops, as lockhammer"),
 };
 
 static const struct lab_param faults_params[] = {

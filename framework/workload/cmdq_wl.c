@@ -1,5 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* cmdq_wl -- the "ways" workload and its oracle (see cmdq_wl.h). */
+/*
+ * cmdq_wl -- the "ways" workload and its oracle (see cmdq_wl.h).
+ *
+ * Timing: one timestamp per op, chained. The end of an op's think time is the next op's start
+ * (the think's own busy loop already reads the clock, so its last read costs nothing extra),
+ * and the op's end is read once after issue(). The think time lies between the two and is
+ * never part of a latency; the next op's commands are tagged during the think. What an op's
+ * latency does include is the loop's few ns between the think's end and issue() (with
+ * think_ns = 0: the histogram record too), which the null plugin's latency shows.
+ */
 #include "workload/cmdq_wl.h"
 
 #include <errno.h>
@@ -13,8 +22,12 @@
 #define MAX_CMDS 256 /* [workload.cmdq] cmds_per_sync's upper bound */
 
 struct cmdq_wl_cpu {
-	uint64_t seq; /* last op issued */
-	uint64_t rng; /* xorshift64* state for the think time's jitter */
+	uint64_t seq;	    /* last op issued */
+	uint64_t rng;	    /* xorshift64* state for the think time's jitter */
+	uint64_t t_next;    /* the chain: when the next op starts (0: read the clock then) */
+	uint64_t tagged;    /* the op whose commands cmds holds */
+	uint32_t countdown; /* measured ops until the next timed one (sample_every) */
+	struct lab_cmd *cmds;
 } LAB_CACHE_ALIGNED;
 
 struct cmdq_wl {
@@ -26,8 +39,10 @@ struct cmdq_wl {
 	uint64_t think_ns;
 	double jitter;
 	bool oracle;
+	uint32_t sample_every;
 	struct cmdq_wl_cpu *cpus;
-	uint32_t failed; /* atomic: first writer of error wins */
+	struct lab_cmd *cmds; /* each CPU's commands, a whole number of cache lines apart */
+	uint32_t failed;      /* atomic: first writer of error wins */
 	char error[256];
 	uint32_t sync_bad; /* atomic */
 	char sync_detail[256];
@@ -35,18 +50,27 @@ struct cmdq_wl {
 
 struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct smmu_dev *dev,
 			    uint32_t ncpus, uint32_t cmds_per_sync, uint64_t think_ns,
-			    double think_jitter, uint64_t seed, bool oracle)
+			    double think_jitter, uint64_t seed, bool oracle, uint32_t sample_every)
 {
 	struct cmdq_wl *wl = calloc(1, sizeof(*wl));
+	size_t per_cpu = LAB_CACHE_LINE; /* at least a line, so that no two CPUs share one */
 
 	if (!wl || cmds_per_sync > MAX_CMDS)
 		goto err;
+	if (!sample_every)
+		sample_every = 1; /* a configuration built by hand, without the key's default */
+	while (per_cpu < sizeof(struct lab_cmd) * cmds_per_sync)
+		per_cpu += LAB_CACHE_LINE;
 	wl->cpus = aligned_alloc(LAB_CACHE_LINE, sizeof(*wl->cpus) * ncpus);
-	if (!wl->cpus)
+	wl->cmds = aligned_alloc(LAB_CACHE_LINE, per_cpu * ncpus);
+	if (!wl->cpus || !wl->cmds)
 		goto err;
 	memset(wl->cpus, 0, sizeof(*wl->cpus) * ncpus);
-	for (uint32_t i = 0; i < ncpus; i++)
+	for (uint32_t i = 0; i < ncpus; i++) {
 		wl->cpus[i].rng = (seed + 1) * 0x9e3779b97f4a7c15ull + i + 1; /* never 0 */
+		wl->cpus[i].countdown = sample_every;
+		wl->cpus[i].cmds = (struct lab_cmd *)((char *)wl->cmds + per_cpu * i);
+	}
 	wl->ops = ops;
 	wl->state = state;
 	wl->dev = dev;
@@ -55,8 +79,13 @@ struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct 
 	wl->think_ns = think_ns;
 	wl->jitter = think_jitter;
 	wl->oracle = oracle;
+	wl->sample_every = sample_every;
 	return wl;
 err:
+	if (wl) {
+		free(wl->cpus);
+		free(wl->cmds);
+	}
 	free(wl);
 	return NULL;
 }
@@ -66,6 +95,7 @@ void cmdq_wl_free(struct cmdq_wl *wl)
 	if (!wl)
 		return;
 	free(wl->cpus);
+	free(wl->cmds);
 	free(wl);
 }
 
@@ -82,21 +112,58 @@ static uint64_t think_time(struct cmdq_wl *wl, struct cmdq_wl_cpu *me)
 	return t > 0 ? (uint64_t)(t + 0.5) : 0;
 }
 
+static void tag(const struct cmdq_wl *wl, struct lab_cpu *c, struct cmdq_wl_cpu *me, uint64_t seq)
+{
+	for (uint32_t i = 0; i < wl->n; i++)
+		me->cmds[i] = smmu_tag_cmd(c->id, seq, i, wl->n);
+	me->tagged = seq;
+}
+
+/*
+ * Spend ns of local work from t (the op's end) and return when it ended: the next op's start.
+ * Natively the busy loop's last clock read is that time; on a virtual CPU the clock is read
+ * once after the delay, where the op's own start used to be read.
+ */
+static uint64_t think_from(struct lab_cpu *c, uint64_t t, uint64_t ns)
+{
+	if (!ns)
+		return t;
+	if (c->clock->source == LAB_CLOCK_SIM) {
+		lab_delay_ns(c, ns);
+		return lab_now(c);
+	}
+	uint64_t end = t + ns;
+	while ((t = lab_now(c)) < end)
+		lab_cpu_relax();
+	return t;
+}
+
 int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
 	struct cmdq_wl *wl = arg;
-	struct lab_cmd cmds[MAX_CMDS];
-	uint64_t seq = ++wl->cpus[c->id].seq;
+	struct cmdq_wl_cpu *me = &wl->cpus[c->id];
+	uint64_t seq = ++me->seq, t0 = 0, t1 = 0;
+	bool timed = false;
 
-	for (uint32_t i = 0; i < wl->n; i++)
-		cmds[i] = smmu_tag_cmd(c->id, seq, i, wl->n);
+	if (measuring && --me->countdown == 0) {
+		me->countdown = wl->sample_every;
+		timed = true;
+	}
+	/* The phase breakdown brackets every op: sampling thins the latency record only. */
+	bool stamped = timed || c->phases_on;
 
-	uint64_t t0 = lab_now(c);
-	host_cpu_enter_plugin(c, t0);
-	int rc = wl->ops->issue(c, wl->state, cmds, wl->n, true);
-	uint64_t t1 = lab_now(c);
-	host_cpu_leave_plugin(c, t1);
-	if (measuring)
+	if (me->tagged != seq)
+		tag(wl, c, me, seq);
+	if (stamped) {
+		t0 = me->t_next ? me->t_next : lab_now(c);
+		host_cpu_enter_plugin(c, t0);
+	}
+	int rc = wl->ops->issue(c, wl->state, me->cmds, wl->n, true);
+	if (stamped) {
+		t1 = lab_now(c);
+		host_cpu_leave_plugin(c, t1);
+	}
+	if (timed)
 		hist_record(&hists[0], t1 - t0);
 
 	if (rc) {
@@ -119,7 +186,19 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 				 " (PROD 0x%x, CONS 0x%x)",
 				 c->id, seq, done, smmu_prod(wl->dev), smmu_cons(wl->dev));
 	}
-	lab_delay_ns(c, think_time(wl, &wl->cpus[c->id]));
+	uint64_t think = think_time(wl, me);
+	tag(wl, c, me, seq + 1); /* during the think when there is one */
+	/*
+	 * Chain only into a measured op that will be stamped (an unsampled op reads no clock);
+	 * never from the warm-up, so that the engine's work when measuring starts is no op's.
+	 */
+	bool next_stamped = measuring && (c->phases_on || me->countdown == 1);
+	if (stamped && next_stamped) {
+		me->t_next = think_from(c, t1, think);
+	} else {
+		me->t_next = 0;
+		lab_delay_ns(c, think);
+	}
 	return 0;
 }
 

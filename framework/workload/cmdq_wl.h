@@ -20,7 +20,7 @@ struct cmdq_wl;
 
 struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct smmu_dev *dev,
 			    uint32_t ncpus, uint32_t cmds_per_sync, uint64_t think_ns,
-			    double think_jitter, uint64_t seed, bool oracle);
+			    double think_jitter, uint64_t seed, bool oracle, uint32_t sample_every);
 void cmdq_wl_free(struct cmdq_wl *wl);
 
 /* The engine's op function (native_op_fn). */

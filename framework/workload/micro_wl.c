@@ -6,6 +6,13 @@
  * lab.h, and with LAB_ENGINE_SIM against the sim binding (framework/engine/sim/meson.build), as
  * a plugin's .sim.so is built. Only the op differs between the two; the rest is compiled once,
  * in the native build.
+ *
+ * Latency mode times each op with one timestamp, chained: an op's end is the next op's start
+ * (after its think time, which the delay's end marks), so a back-to-back op costs one clock
+ * read, not two, and the loop's few ns between ops are part of each latency. Throughput mode
+ * reads no clock inside the window at all: the engine's window, opened and closed once per
+ * CPU, divided by the ops the CPU did is the per-thread time per op, as lockhammer and the
+ * calibration data define it.
  */
 #include "workload/micro_wl.h"
 
@@ -25,9 +32,11 @@ struct micro_line {
 	uint64_t counter; /* atomic_add / cas_add: atomically; ticket_lock: under the lock */
 } __attribute__((aligned(LAB_CACHE_LINE)));
 
-/* Ops a CPU completed: its own line, so that counting adds no sharing to what is measured. */
+/* A CPU's own line, so that counting and timing add no sharing to what is measured. */
 struct micro_done {
-	uint64_t n;
+	uint64_t n;	    /* ops completed */
+	uint64_t t_next;    /* the chain: when the next op starts (0: read the clock then) */
+	uint32_t countdown; /* measured ops until the next timed one (sample_every) */
 } __attribute__((aligned(LAB_CACHE_LINE)));
 
 struct micro_wl {
@@ -35,6 +44,7 @@ struct micro_wl {
 	enum micro_op op;
 	uint64_t think_ns;
 	uint32_t ncpus;
+	uint32_t sample_every; /* 0: throughput mode, no op is timed */
 	struct micro_done *done;
 	char err[160];
 };
@@ -43,8 +53,15 @@ int MICRO_OP_FN(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 {
 	struct micro_wl *w = arg;
 	struct micro_line *l = &w->line;
-	uint64_t t0 = lab_now(c), v, old;
+	struct micro_done *me = &w->done[c->id];
+	uint64_t t0 = 0, v, old;
+	bool timed = false;
 
+	if (measuring && w->sample_every && --me->countdown == 0) {
+		me->countdown = w->sample_every;
+		timed = true;
+		t0 = me->t_next ? me->t_next : lab_now(c);
+	}
 	switch (w->op) {
 	case MICRO_ATOMIC_ADD:
 		lab_fetch_add64(&l->counter, 1, LAB_RELAXED);
@@ -62,15 +79,26 @@ int MICRO_OP_FN(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 		lab_spin_unlock(&l->lock);
 		break;
 	}
-	if (measuring)
-		hist_record(&h[0], lab_now(c) - t0);
-	w->done[c->id].n++; /* plain host memory, outside the model */
+	me->n++; /* plain host memory, outside the model */
+	if (!timed) {
+		me->t_next = 0;
+		lab_delay_ns(c, w->think_ns);
+		return 0;
+	}
+	uint64_t t1 = lab_now(c);
+	hist_record(&h[0], t1 - t0);
 	lab_delay_ns(c, w->think_ns);
+	/* Chain into the next op when it is timed too; after a think, its end is read once. */
+	if (me->countdown == 1)
+		me->t_next = w->think_ns ? lab_now(c) : t1;
+	else
+		me->t_next = 0;
 	return 0;
 }
 
 #ifndef LAB_ENGINE_SIM
-struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus)
+struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus,
+			      uint32_t sample_every, bool throughput)
 {
 	struct micro_wl *w = aligned_alloc(LAB_CACHE_LINE, sizeof(*w));
 
@@ -83,6 +111,9 @@ struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpu
 		return NULL;
 	}
 	memset(w->done, 0, sizeof(*w->done) * (ncpus ? ncpus : 1));
+	w->sample_every = throughput ? 0 : sample_every ? sample_every : 1;
+	for (uint32_t i = 0; i < (ncpus ? ncpus : 1); i++)
+		w->done[i].countdown = w->sample_every;
 	w->op = op;
 	w->think_ns = think_ns;
 	w->ncpus = ncpus;

@@ -21,12 +21,17 @@
 #include "stats/histogram.h"
 
 enum micro_op { MICRO_ATOMIC_ADD = 0, MICRO_CAS_ADD, MICRO_TICKET_LOCK };
+enum micro_mode { MICRO_LATENCY = 0, MICRO_THROUGHPUT };
 
 struct micro_wl;
 
-/* think_ns: local work after each op (0: back to back, as the benchmark). NULL when out of
- * memory. */
-struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus);
+/*
+ * think_ns: local work after each op (0: back to back, as the benchmark). sample_every: time
+ * every N-th measured op (1: all). throughput: time none (the latency histogram stays empty;
+ * the per-thread ns per op is the CPU's window over its ops). NULL when out of memory.
+ */
+struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus,
+			      uint32_t sample_every, bool throughput);
 void micro_wl_free(struct micro_wl *w);
 
 /* One op, native build (a native_op_fn; metric 0 is the op's latency). */

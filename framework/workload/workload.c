@@ -16,7 +16,8 @@ static void *cmdq_make(const struct workload_env *e)
 	const struct scenario_wl_cmdq *w = &e->cfg->wl_cmdq;
 
 	return cmdq_wl_new(e->cmdq, e->cmdq_state, e->dev, e->ncpus, (uint32_t)w->cmds_per_sync,
-			   w->think_ns, w->think_jitter, e->cfg->scenario.seed, e->oracle);
+			   w->think_ns, w->think_jitter, e->cfg->scenario.seed, e->oracle,
+			   (uint32_t)e->cfg->scenario.sample_every);
 }
 
 static void cmdq_destroy(void *wl)
@@ -137,8 +138,9 @@ static void dma_iova_params(const struct scenario_cfg *cfg, struct iova_wl_param
 
 static void *micro_make(const struct workload_env *e)
 {
-	return micro_wl_new((enum micro_op)e->cfg->wl_micro.op, e->cfg->wl_micro.think_ns,
-			    e->ncpus);
+	return micro_wl_new((enum micro_op)e->cfg->wl_micro.op, e->cfg->wl_micro.think_ns, e->ncpus,
+			    (uint32_t)e->cfg->scenario.sample_every,
+			    e->cfg->wl_micro.mode == MICRO_THROUGHPUT);
 }
 
 static bool never(const struct scenario_cfg *cfg)

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_harness -- how the cmdq and micro workloads time their ops: one chained timestamp per
+ * op (the think time never part of a latency), [scenario] sample_every (every N-th measured op
+ * timed, every op counted) and the micro workload's throughput mode (no op timed). Native
+ * trials use at most 2 worker threads.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sim/sim.h"
+#include "loader/loader.h"
+#include "run/trial_run.h"
+#include "workload/micro_wl.h"
+
+static void micro_cfg(struct scenario_cfg *cfg, int engine, uint64_t cpus)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->scenario.workload = WORKLOAD_MICRO;
+	cfg->scenario.engine = engine;
+	cfg->scenario.cpus = cpus;
+	cfg->scenario.oversubscribe = OVERSUBSCRIBE_ALLOW;
+	cfg->scenario.duration_ms = 1;
+	cfg->scenario.watchdog_ms = 2000;
+	cfg->scenario.sample_every = 1;
+	cfg->wl_micro.op = MICRO_ATOMIC_ADD;
+	sim_machine_defaults(&cfg->machine);
+	cfg->machine.atomic = MACHINE_ATOMIC_ADAPTIVE;
+}
+
+static void run(const struct scenario_cfg *cfg, uint64_t ops_per_cpu, struct trial_result *r)
+{
+	struct trial_request req = { .cfg = cfg, .ops_per_cpu = ops_per_cpu };
+
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(trial_run(&req, r, NULL), 0, "%s", r->error);
+	cr_assert(trial_status_measured(r->status), "%s", r->error);
+}
+
+/* Every N-th measured op of each CPU is timed; every op is counted. */
+Test(harness, sample_every_times_every_nth_op)
+{
+	for (int engine = ENGINE_NATIVE; engine <= ENGINE_SIM; engine++) {
+		uint64_t cpus = engine == ENGINE_SIM ? 4 : 2;
+		struct scenario_cfg cfg;
+		struct trial_result r;
+
+		micro_cfg(&cfg, engine, cpus);
+		run(&cfg, 1000, &r);
+		cr_assert_eq(r.ops, 1000 * cpus);
+		cr_assert_eq(r.metrics[0].lat.count, 1000 * cpus, "engine %d", engine);
+
+		cfg.scenario.sample_every = 7;
+		run(&cfg, 1000, &r);
+		cr_assert_eq(r.ops, 1000 * cpus);
+		cr_assert_eq(r.metrics[0].lat.count, (1000 / 7) * cpus, "engine %d: %llu timed",
+			     engine, (unsigned long long)r.metrics[0].lat.count);
+	}
+}
+
+/* Throughput mode reads no clock per op: nothing timed, every op counted, no lost update. */
+Test(harness, micro_throughput_mode_times_no_op)
+{
+	for (int op = MICRO_ATOMIC_ADD; op <= MICRO_TICKET_LOCK; op++) {
+		for (int engine = ENGINE_NATIVE; engine <= ENGINE_SIM; engine++) {
+			uint64_t cpus = engine == ENGINE_SIM ? 4 : 2;
+			struct scenario_cfg cfg;
+			struct trial_result r;
+
+			micro_cfg(&cfg, engine, cpus);
+			cfg.wl_micro.op = op;
+			cfg.wl_micro.mode = MICRO_THROUGHPUT;
+			run(&cfg, 5000, &r);
+			cr_assert_eq(r.status == TRIAL_FAILED, 0, "%s", r.error);
+			cr_assert_eq(r.ops, 5000 * cpus);
+			cr_assert_eq(r.metrics[0].lat.count, 0, "op %d engine %d", op, engine);
+			cr_assert_gt(r.ops_per_sec, 0);
+		}
+	}
+}
+
+/* Chained timestamps leave the think time out of the latency: on one virtual CPU (a line that
+ * stays in its cache) the latencies are the same with and without a think time. */
+Test(harness, think_time_is_no_part_of_a_chained_latency)
+{
+	struct scenario_cfg cfg;
+	struct trial_result a, b;
+
+	micro_cfg(&cfg, ENGINE_SIM, 1);
+	run(&cfg, 2000, &a);
+	cfg.wl_micro.think_ns = 250;
+	run(&cfg, 2000, &b);
+	cr_assert_eq(a.metrics[0].lat.count, 2000);
+	cr_assert_eq(b.metrics[0].lat.count, 2000);
+	cr_assert_eq(memcmp(&a.metrics[0].lat, &b.metrics[0].lat, sizeof(a.metrics[0].lat)), 0,
+		     "mean %g vs %g, max %llu vs %llu", a.metrics[0].lat.mean,
+		     b.metrics[0].lat.mean, (unsigned long long)a.metrics[0].lat.max,
+		     (unsigned long long)b.metrics[0].lat.max);
+	cr_assert_gt(a.metrics[0].lat.min, 0);
+}
+
+static const struct lab_plugin *load_cmdq(const char *name)
+{
+	char path[1024], err[1024];
+	struct loaded_plugin *lp = calloc(1, sizeof(*lp));
+
+	cr_assert_not_null(lp);
+	snprintf(path, sizeof(path), "%s/plugins/cmdq-%s.so", TEST_BUILD_ROOT, name);
+	cr_assert_eq(plugin_load(path, lp, err, sizeof(err)), 0, "%s", err);
+	return lp->desc;
+}
+
+/* On the sim reading the clock costs no virtual time: a sampled cmdq trial does exactly what
+ * the unsampled one does, with every 4th op of each CPU timed. */
+Test(harness, cmdq_sampling_changes_no_virtual_time, .timeout = 60)
+{
+	const struct lab_plugin *p = load_cmdq("cmpxchg");
+	char cfgbuf[256] = { 0 };
+	struct scenario_cfg cfg;
+	struct trial_result a, b;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.scenario.workload = WORKLOAD_CMDQ;
+	cfg.scenario.engine = ENGINE_SIM;
+	cfg.scenario.cpus = 8;
+	cfg.scenario.duration_ms = 1;
+	cfg.scenario.watchdog_ms = 1000;
+	cfg.scenario.sample_every = 1;
+	cfg.smmu.queue_shift = 8;
+	cfg.smmu.msi = true;
+	cfg.smmu.tlbi_va_ns = 40;
+	cfg.smmu.sync_ns = 500;
+	cfg.smmu.prod_write_ns = 50;
+	cfg.smmu.cons_read_ns = 100;
+	cfg.wl_cmdq.cmds_per_sync = 1;
+	cfg.wl_cmdq.think_ns = 1000;
+	sim_machine_defaults(&cfg.machine);
+	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
+	memset(&a, 0, sizeof(a));
+	cr_assert_eq(trial_run(&req, &a, NULL), 0, "%s", a.error);
+	cr_assert_eq(a.status, TRIAL_OK, "%s", a.error);
+	cr_assert_eq(a.metrics[0].lat.count, a.ops);
+	cfg.scenario.sample_every = 4;
+	memset(&b, 0, sizeof(b));
+	cr_assert_eq(trial_run(&req, &b, NULL), 0, "%s", b.error);
+	cr_assert_eq(b.status, TRIAL_OK, "%s", b.error);
+	cr_assert_eq(a.ops, b.ops);
+	cr_assert_gt(a.ops, 100);
+	/* Each CPU times its 4th, 8th, ... op: between ops/4 - ncpus and ops/4. */
+	cr_assert_leq(b.metrics[0].lat.count * 4, b.ops);
+	cr_assert_gt(b.metrics[0].lat.count * 4 + 4 * 8, b.ops, "%llu timed of %llu",
+		     (unsigned long long)b.metrics[0].lat.count, (unsigned long long)b.ops);
+	double ma = a.metrics[0].lat.mean, mb = b.metrics[0].lat.mean;
+	cr_assert(mb > 0.8 * ma && mb < 1.25 * ma, "mean %g sampled vs %g", mb, ma);
+	for (uint32_t k = 0; k < a.n_counters; k++)
+		if (strcmp(a.counters[k].name, "harness_ns"))
+			cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s",
+				     a.counters[k].name);
+}
