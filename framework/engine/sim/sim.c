@@ -883,15 +883,19 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	struct sim_line *l;
 
 	/*
-	 * Its condition read a device register, and the device has moved since (while this CPU
-	 * stood still: a miss, a stall): what it read is stale and the progress that would wake
-	 * it is gone. A spinning CPU would look again, so it does, one poll later. Only under
-	 * perturb_ns, whose stalls make the device go idle in that gap (then nothing wakes it:
-	 * a false deadlock); unperturbed, such a CPU sleeps until the next write or device
-	 * progress, as it always has, so the calibrated runs stay byte-identical.
+	 * What its condition saw is already stale: the device has written the watched word, or
+	 * moved past the register the condition read, since (while this CPU stood still: a
+	 * miss, a stall), so the progress that would wake it is gone. A spinning CPU would look
+	 * again, so it does, one poll later. Only under perturb_ns, whose stalls let the device
+	 * go idle in that gap (then nothing wakes it: a false deadlock); unperturbed, such a CPU
+	 * sleeps until the next write or device progress, as it always has, so the calibrated
+	 * runs stay byte-identical.
 	 */
-	if (__builtin_expect(s->perturb_ps != 0, 0) && me->read_agent && s->agent &&
-	    s->agent->progress && s->agent->progress(s->agent->arg) != me->agent_seen) {
+	if (__builtin_expect(s->perturb_ps != 0, 0) &&
+	    ((size == 4 && *(volatile const uint32_t *)p != (uint32_t)seen) ||
+	     (size == 8 && *(volatile const uint64_t *)p != seen) ||
+	     (me->read_agent && s->agent && s->agent->progress &&
+	      s->agent->progress(s->agent->arg) != me->agent_seen))) {
 		me->read_agent = false;
 		me->clock += s->poll_ps;
 		count_op(s);
