@@ -3,7 +3,9 @@
  * iommulab verify -- the conformance checks on one plugin (a dropped-in .so or a name).
  * cmdq: the oracle over the grid of framework/verify/cmdq_check (tiny queues to force wrap
  * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs natively,
- * 4, 16 and 64 on the sim with the plugin's .sim.so), with the plugin's parameters as given
+ * 4, 16 and 64 on the sim with the plugin's .sim.so, 4 and 16 also under seeded schedule
+ * perturbations: cmdq_check_seeds; --seed N runs every sim point under N's alone, replaying
+ * a perturbed counterexample), with the plugin's parameters as given
  * and then each varied in turn (cmdq_check_variants), the grid the conformance suite runs.
  * --set of a key the grid sets itself (engine, cpus, ...) is refused, never ignored.
  * Each cmdq trial runs in its own process (run_isolated): a crash, an abort or a hang loses
