@@ -13,8 +13,8 @@
  * on 4, 16 and 64 virtual CPUs (hand-offs among 3+ CPUs, which 2 native cores cannot show),
  * 8- and 16-entry queues, MSI on and off, 1 and 5 commands per sync, CMDQ_CHECK_SIM_OPS ops
  * per trial, at 4 and 16 CPUs also under seeded schedule perturbations (cmdq_check_seeds,
- * cmdq_check_perturb). The plugin's parameters: the whole grid as given, then each parameter varied in
- * turn (cmdq_check_variants) at the hostile points (cmdq_check_runs).
+ * cmdq_check_perturb). The plugin's parameters: the whole grid as given, then each parameter varied
+ * in turn (cmdq_check_variants) at the hostile points (cmdq_check_runs).
  *
  * The oracle (trial_run with req->oracle): every command carries a tag (issuing CPU, op
  * sequence, position), the device keeps the consumption trace, and after the trial these
