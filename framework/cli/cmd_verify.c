@@ -3,7 +3,9 @@
  * iommulab verify -- the conformance checks on one plugin (a dropped-in .so or a name).
  * cmdq: the oracle over the grid of framework/verify/cmdq_check (tiny queues to force wrap
  * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs natively,
- * 4, 16 and 64 on the sim with the plugin's .sim.so), with the plugin's parameters as given
+ * 4, 16 and 64 on the sim with the plugin's .sim.so, 4 and 16 also under seeded schedule
+ * perturbations: cmdq_check_seeds; --seed N runs every sim point under N's alone, replaying
+ * a perturbed counterexample), with the plugin's parameters as given
  * and then each varied in turn (cmdq_check_variants), the grid the conformance suite runs.
  * --set of a key the grid sets itself (engine, cpus, ...) is refused, never ignored.
  * Each cmdq trial runs in its own process (run_isolated): a crash, an abort or a hang loses
@@ -36,7 +38,8 @@
 struct verdict {
 	const char *name;
 	size_t runs[2], failed[2], unchecked[2], inconclusive[2];
-	char **fails; /* "[where] detail" of every failing configuration */
+	size_t perturbed_fails; /* of the sim's failures, those under a seeded perturbation */
+	char **fails;		/* "[where] detail" of every failing configuration */
 	size_t n_fails;
 };
 
@@ -377,7 +380,7 @@ static bool noisy(const struct verify_noise *nz)
 }
 
 static int record(struct verdict *v, size_t nv, const struct oracle_report *o, const char *where,
-		  bool sim, bool inconclusive)
+		  bool sim, bool inconclusive, bool perturbed)
 {
 	for (uint32_t i = 0; i < o->n_checks; i++)
 		for (size_t k = 0; k < nv; k++) {
@@ -398,6 +401,7 @@ static int record(struct verdict *v, size_t nv, const struct oracle_report *o, c
 				continue;
 			}
 			v[k].failed[sim]++;
+			v[k].perturbed_fails += perturbed;
 			fails = realloc(v[k].fails, (v[k].n_fails + 1) * sizeof(*fails));
 			if (!fails || asprintf(&line, "[%s] %s", where, c->detail) < 0) {
 				if (fails)
@@ -408,6 +412,15 @@ static int record(struct verdict *v, size_t nv, const struct oracle_report *o, c
 			v[k].fails[v[k].n_fails++] = line;
 		}
 	return 0;
+}
+
+/* Whether a check failed in o (not merely unchecked or passing). */
+static bool failed_any(const struct oracle_report *o)
+{
+	for (uint32_t i = 0; i < o->n_checks; i++)
+		if (!o->checks[i].pass && !o->checks[i].unchecked)
+			return true;
+	return false;
 }
 
 /* The failing configurations printed per check; the rest are counted. */
@@ -470,12 +483,29 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	struct cli_parser p;
 	const char **sets = NULL;
 	size_t n_sets = 0;
+	bool seed_given = false;
+	uint64_t seed = 0;
 	int o, status = EXIT_USAGE;
 
 	cli_parser_init(&p, c->cmd, argc, argv);
-	while ((o = cli_next_opt(&p)) >= 0)
+	while ((o = cli_next_opt(&p)) >= 0) {
 		if (o == VERIFY_OPT_SET && cli_push(&sets, &n_sets, optarg))
 			goto out;
+		if (o == VERIFY_OPT_SEED) {
+			char *end;
+
+			errno = 0;
+			seed = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-') {
+				cli_usage_error(c->cmd,
+						"--seed %s: not a seed (a number, as a "
+						"counterexample's seed=N prints it)",
+						optarg);
+				goto out;
+			}
+			seed_given = true;
+		}
+	}
 	if (o == CLI_OPT_EXIT) {
 		status = p.status;
 		goto out;
@@ -552,7 +582,10 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
-	size_t n_points, nv, n_var, n_native = 0, n_sim = 0, n_reruns = 0;
+	size_t n_points, nv, n_var, n_native = 0, n_sim = 0, n_reruns = 0, n_perturbed = 0;
+	/* A perturbed sim counterexample: its seed, for the replay line at the end. */
+	bool perturbed_failed = false;
+	uint64_t failed_seed = 0;
 	const struct cmdq_check_point *grid = cmdq_check_grid(&n_points);
 	const char *const *names = cmdq_check_names(&nv);
 	struct cmdq_check_variant var[CMDQ_CHECK_MAX_VARIANTS];
@@ -584,55 +617,83 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 		for (size_t i = 0; i < n_points; i++) {
-			struct scenario_cfg cfg = base;
-			struct oracle_report o;
-			char desc[160], where[160 + sizeof(given)];
-
-			if (!cmdq_check_runs(&grid[i], j) ||
-			    (grid[i].engine == ENGINE_SIM && !have_sim))
-				continue;
-			cmdq_check_apply(&grid[i], &cfg);
-			cmdq_check_describe(&cfg, desc, sizeof(desc));
-			/* Which parameter values the trial ran with: a counterexample replays. */
-			snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
-			struct trial_request req = { .cfg = &cfg,
-						     .cmdq = d,
-						     .cmdq_config = vcfg,
-						     .ops_per_cpu = grid[i].ops_per_cpu,
-						     .oracle = true };
-			struct verify_noise nz;
-			char err[TRIAL_ERR_LEN];
-			if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
-				fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);
-				cmdq_check_config_free(d, vcfg);
-				goto out;
-			}
 			bool sim = grid[i].engine == ENGINE_SIM;
-			bool inconclusive = false;
-			/* A trial that timed out while preempted: run it again (see noisy()). */
-			for (int r = 0;
-			     !sim && r < NOISE_RERUNS && timed_out_only(&o) && noisy(&nz); r++) {
+			/*
+			 * A sim point runs unperturbed, then under each of its seeds' stalls
+			 * (--seed N: every sim point under N's alone, replaying a counterexample).
+			 */
+			size_t n_runs = sim && seed_given ? 1 : 1 + cmdq_check_seeds(&grid[i], j);
+
+			if (!cmdq_check_runs(&grid[i], j) || (sim && !have_sim))
+				continue;
+			for (size_t k = 0; k < n_runs; k++) {
+				struct scenario_cfg cfg = base;
+				struct oracle_report o;
+				char desc[160], where[160 + sizeof(given)];
+				bool perturbed = sim && (seed_given || k);
+
+				cmdq_check_apply(&grid[i], &cfg);
+				if (perturbed)
+					cmdq_check_perturb(&cfg, seed_given ? seed : k,
+							   base.machine.perturb_ns);
+				else
+					cfg.machine.perturb_ns = 0;
+				cmdq_check_describe(&cfg, desc, sizeof(desc));
+				/* Which parameter values the trial ran with: a counterexample
+				 * replays. */
+				snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
+				struct trial_request req = { .cfg = &cfg,
+							     .cmdq = d,
+							     .cmdq_config = vcfg,
+							     .ops_per_cpu = grid[i].ops_per_cpu,
+							     .oracle = true };
+				struct verify_noise nz;
+				char err[TRIAL_ERR_LEN];
 				if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
 					fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);
 					cmdq_check_config_free(d, vcfg);
 					goto out;
 				}
-				n_reruns++;
+				bool inconclusive = false;
+				/* A trial that timed out while preempted: run it again (see
+				 * noisy()). */
+				for (int r = 0;
+				     !sim && r < NOISE_RERUNS && timed_out_only(&o) && noisy(&nz);
+				     r++) {
+					if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
+						fprintf(stderr, "iommulab verify: [%s] %s\n", where,
+							err);
+						cmdq_check_config_free(d, vcfg);
+						goto out;
+					}
+					n_reruns++;
+				}
+				inconclusive = !sim && timed_out_only(&o) && noisy(&nz);
+				if (record(v, nv, &o, where, sim, inconclusive, perturbed)) {
+					fprintf(stderr, "iommulab verify: out of memory\n");
+					cmdq_check_config_free(d, vcfg);
+					goto out;
+				}
+				if (perturbed && !perturbed_failed && failed_any(&o)) {
+					perturbed_failed = true;
+					failed_seed = cfg.scenario.seed;
+				}
+				*(sim ? &n_sim : &n_native) += 1;
+				n_perturbed += perturbed;
+				fprintf(stderr, ".");
 			}
-			inconclusive = !sim && timed_out_only(&o) && noisy(&nz);
-			if (record(v, nv, &o, where, sim, inconclusive)) {
-				fprintf(stderr, "iommulab verify: out of memory\n");
-				cmdq_check_config_free(d, vcfg);
-				goto out;
-			}
-			*(grid[i].engine == ENGINE_SIM ? &n_sim : &n_native) += 1;
-			fprintf(stderr, ".");
 		}
 		cmdq_check_config_free(d, vcfg);
 	}
 	fprintf(stderr, "\n");
-	printf("  %zu configurations: %zu native, %zu on the sim; %zu parameter settings:",
-	       n_native + n_sim, n_native, n_sim, n_var);
+	printf("  %zu configurations: %zu native, %zu on the sim (%zu of them under seeded "
+	       "schedule perturbation, perturb_ns=%g, %s); %zu parameter settings:",
+	       n_native + n_sim, n_native, n_sim, n_perturbed,
+	       base.machine.perturb_ns > 0 ? base.machine.perturb_ns : CMDQ_CHECK_PERTURB_NS,
+	       seed_given ? "--seed's alone"
+			  : "4 and 16 CPUs: seeds 1-" CMDQ_CHECK_SEEDS_STR
+			    " for the parameters as given, seed 1 for each varied one",
+	       n_var);
 	for (size_t j = 0; j < n_var; j++)
 		printf("%s%s", j ? ", " : " ",
 		       j	  ? var[j].set
@@ -663,12 +724,18 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	for (size_t k = 0; k < nv; k++) {
 		if (!v[k].n_fails)
 			continue;
-		printf("  %s FAILED in %zu configurations:\n", v[k].name, v[k].n_fails);
+		printf("  %s FAILED in %zu configurations (%zu of them under seeded schedule "
+		       "perturbation):\n",
+		       v[k].name, v[k].n_fails, v[k].perturbed_fails);
 		for (size_t f = 0; f < v[k].n_fails && f < VERIFY_FAILS_SHOWN; f++)
 			printf("      counterexample: %s\n", v[k].fails[f]);
 		if (v[k].n_fails > VERIFY_FAILS_SHOWN)
 			printf("      ... and %zu more\n", v[k].n_fails - VERIFY_FAILS_SHOWN);
 	}
+	if (perturbed_failed)
+		printf("  replay a perturbed counterexample: iommulab verify %s --seed %llu (its "
+		       "sim part under that seed's stalls only)\n",
+		       lp->path, (unsigned long long)failed_seed);
 	if (status == EXIT_OK && any_inconclusive)
 		status = EXIT_TRIALS_FAILED;
 	printf("%s\n",

@@ -162,19 +162,23 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "verify",
 	.fn = cmd_verify,
-	.usage = "verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]...",
+	.usage = "verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]... [--seed N]",
 	.summary = "run the conformance checks on a cmdq or iova plugin; exit 0 only if all "
 		   "pass",
 	.help = "cmdq: the oracle over a grid of hostile configurations (tiny queues to force\n"
 		"wrap and queue-full, MSI on and off, one and several commands per sync, 1\n"
-		"and 2 CPUs). iova: every check of the conformance suite. Prints pass or fail\n"
-		"per check with the first counterexample.",
+		"and 2 CPUs natively; 4, 16 and 64 on the sim, each unperturbed and under\n"
+		"seeded schedule perturbations). iova: every check of the conformance suite.\n"
+		"Prints pass or fail per check with every failing configuration.",
 	.opts =
 	    {
 		[VERIFY_OPT_SET] = {"set", 0, "SECTION.KEY=VALUE",
 				    "set a key as `run --set` does (NAME.KEY or "
 				    "plugin.NAME.KEY for the plugin's own); the grid's keys "
 				    "are the grid's"},
+		[VERIFY_OPT_SEED] = {"seed", 0, "N",
+				     "run the sim part under the perturbation of seed N only "
+				     "(a counterexample's seed=N: replays it exactly)"},
 	    },
 	.n_opts = VERIFY_N_OPTS,
 	.exits =

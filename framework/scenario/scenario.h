@@ -28,6 +28,11 @@
 
 /* The most virtual CPUs engine = sim runs (SIM_MAX_CPUS), checked when a scenario loads. */
 #define SCENARIO_SIM_MAX_CPUS 1024
+/*
+ * [machine] perturb_ns: a virtual CPU stalls at one in this many of its shared accesses (the
+ * sim's own definition; here so the key's help says it without scenario/ including the sim).
+ */
+#define SCENARIO_SIM_PERTURB_EVERY 16
 
 enum workload_kind { WORKLOAD_CMDQ = 0, WORKLOAD_IOVA, WORKLOAD_DMA, WORKLOAD_MICRO };
 enum engine_kind { ENGINE_NATIVE = 0, ENGINE_SIM };
@@ -157,6 +162,7 @@ struct scenario_machine {
 	bool fail_burst;     /* a failing far CAS at a busy line rides the burst that frees it */
 	int memory;	     /* enum machine_memory */
 	double store_delay_ns; /* arm: a relaxed store becomes visible within this */
+	double perturb_ns;     /* seeded stalls of up to this at shared accesses; 0: none */
 };
 
 /* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */

@@ -240,6 +240,9 @@ static const struct lab_param wl_dma_params[] = {
 
 static const char *const atomic_choices[] = { "near", "far", "adaptive", NULL };
 static const char *const memory_choices[] = { "sc", "arm", NULL };
+#define STR_(x)		  #x
+#define STR(x)		  STR_(x)
+#define PERTURB_EVERY_STR STR(SCENARIO_SIM_PERTURB_EVERY)
 /* In enum machine_preset's order. */
 static const char *const preset_choices[] = { "graviton2", "kunpeng920", "none", NULL };
 
@@ -299,6 +302,12 @@ static const struct lab_param machine_params[] = {
 	  "memory = arm: each relaxed store becomes visible to other CPUs and the device a "
 	  "seeded, uniformly drawn 0 to this many ns after it completes (hardware drains in "
 	  "tens of ns but the architecture sets no bound: large, so late visibility is explored)"),
+	P(scenario_machine, perturb_ns, LAB_PARAM_DOUBLE, "0", 0, 1e7, NULL,
+	  "schedule perturbation (PCT-like; verify sets it): at each lab.h shared access a "
+	  "virtual CPU stalls, with probability 1/" PERTURB_EVERY_STR ", for a delay drawn "
+	  "uniformly from 0 to this many ns (a per-CPU sequence seeded by scenario.seed), so "
+	  "interleavings the deterministic schedule never produces are explored; 0: off (results "
+	  "byte-identical to a run without the key)"),
 };
 
 /*

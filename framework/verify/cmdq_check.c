@@ -145,16 +145,35 @@ void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg
 	cfg->smmu.queues = p->queues ? p->queues : 1;
 }
 
+size_t cmdq_check_seeds(const struct cmdq_check_point *p, size_t variant)
+{
+	if (p->engine != ENGINE_SIM || p->cpus > 16)
+		return 0;
+	return variant ? 1 : CMDQ_CHECK_SEEDS;
+}
+
+void cmdq_check_perturb(struct scenario_cfg *cfg, uint64_t seed, double perturb_ns)
+{
+	cfg->scenario.seed = seed;
+	cfg->machine.perturb_ns = perturb_ns > 0 ? perturb_ns : CMDQ_CHECK_PERTURB_NS;
+}
+
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len)
 {
-	snprintf(buf, len,
-		 "engine=%s cpus=%u queues=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
-		 cfg->scenario.engine == ENGINE_SIM
-			 ? (cfg->machine.memory == MACHINE_MEMORY_ARM ? "sim memory=arm" : "sim")
-			 : "native",
-		 (unsigned)cfg->scenario.cpus, (unsigned)(cfg->smmu.queues ? cfg->smmu.queues : 1),
-		 (unsigned)cfg->smmu.queue_shift, cfg->smmu.msi ? "on" : "off",
-		 (unsigned)cfg->wl_cmdq.cmds_per_sync, (unsigned)cfg->wl_cmdq.think_ns);
+	int n = snprintf(
+		buf, len,
+		"engine=%s cpus=%u queues=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
+		cfg->scenario.engine == ENGINE_SIM
+			? (cfg->machine.memory == MACHINE_MEMORY_ARM ? "sim memory=arm" : "sim")
+			: "native",
+		(unsigned)cfg->scenario.cpus, (unsigned)(cfg->smmu.queues ? cfg->smmu.queues : 1),
+		(unsigned)cfg->smmu.queue_shift, cfg->smmu.msi ? "on" : "off",
+		(unsigned)cfg->wl_cmdq.cmds_per_sync, (unsigned)cfg->wl_cmdq.think_ns);
+
+	if (cfg->scenario.engine == ENGINE_SIM && cfg->machine.perturb_ns > 0 && n > 0 &&
+	    (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, " perturb_ns=%g seed=%llu",
+			 cfg->machine.perturb_ns, (unsigned long long)cfg->scenario.seed);
 }
 
 /* ---- the plugin's parameters ----------------------------------------------------------------- */

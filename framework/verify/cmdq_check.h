@@ -12,8 +12,9 @@
  * workload on the inline device, with the oracle on. Then the sim part, the plugin's .sim.so
  * on 4, 16 and 64 virtual CPUs (hand-offs among 3+ CPUs, which 2 native cores cannot show),
  * 8- and 16-entry queues, MSI on and off, 1 and 5 commands per sync, CMDQ_CHECK_SIM_OPS ops
- * per trial. The plugin's parameters: the whole grid as given, then each parameter varied in
- * turn (cmdq_check_variants) at the hostile points (cmdq_check_runs).
+ * per trial, at 4 and 16 CPUs also under seeded schedule perturbations (cmdq_check_seeds,
+ * cmdq_check_perturb). The plugin's parameters: the whole grid as given, then each parameter varied
+ * in turn (cmdq_check_variants) at the hostile points (cmdq_check_runs).
  *
  * The oracle (trial_run with req->oracle): every command carries a tag (issuing CPU, op
  * sequence, position), the device keeps the consumption trace, and after the trial these
@@ -50,6 +51,17 @@ struct trial_result;
  * one): still over a thousand wraps of the small queues, a few seconds at 64 CPUs.
  */
 #define CMDQ_CHECK_SIM_OPS 4800
+
+/*
+ * Schedule perturbation on the sim ([machine] perturb_ns, PCT-like): each sim point runs once
+ * unperturbed and then under seeds 1, 2, ... (scenario.seed; cmdq_check_seeds says how many),
+ * each a different seeded pattern of stalls of up to CMDQ_CHECK_PERTURB_NS at shared
+ * accesses: a few microseconds, long enough for the other CPUs to run through a lock hand-off
+ * or a publish while one stands still, short against the virtual watchdog.
+ */
+#define CMDQ_CHECK_SEEDS      3
+#define CMDQ_CHECK_SEEDS_STR  "3" /* for messages */
+#define CMDQ_CHECK_PERTURB_NS 2000
 
 /* A numeric parameter's extreme above this is skipped (a timeout or a size, not a mode). */
 #define CMDQ_CHECK_PARAM_MAX 4096
@@ -126,8 +138,24 @@ int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len);
 /* Set p's keys onto cfg. */
 void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg);
 
-/* "engine=native cpus=2 queues=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of
- * cfg. */
+/*
+ * How many perturbed seeds (1 .. n) run at point p for variant number variant, besides its
+ * unperturbed run: none natively and at 64 CPUs (the costliest trials, whose contention
+ * already scrambles the schedule), CMDQ_CHECK_SEEDS for the base at 4 and 16 CPUs, 1 for
+ * each other variant there.
+ */
+size_t cmdq_check_seeds(const struct cmdq_check_point *p, size_t variant);
+
+/*
+ * Perturb a sim point's cfg (after cmdq_check_apply): stalls of up to perturb_ns (0:
+ * CMDQ_CHECK_PERTURB_NS) drawn from seed's sequences. The same seed replays the same run.
+ */
+void cmdq_check_perturb(struct scenario_cfg *cfg, uint64_t seed, double perturb_ns);
+
+/*
+ * "engine=native cpus=2 queues=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of cfg
+ * (a perturbed sim point adds "perturb_ns=2000 seed=N").
+ */
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len);
 
 /* The oracle's check names, in the order every oracle_report lists them. */

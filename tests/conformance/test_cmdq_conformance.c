@@ -270,14 +270,14 @@ ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
  */
 Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
 {
-	size_t n_grid, n_names, n_configs, n_plugins = 0, n_mcs = 0;
+	size_t n_grid, n_names, n_configs, n_plugins = 0, n_mcs = 0, n_perturbed = 0;
 	size_t k = conf_points(points, CONF_MAX_POINTS, &n_configs);
 	const char *const *names = cmdq_check_names(&n_names);
 	char line[1024], cmd[1024], path[CONF_PATH_LEN] = "";
 	size_t seen[256] = { 0 }, reported = 0;
 	bool batch4 = false;
 
-	cmdq_check_grid(&n_grid);
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n_grid);
 	cr_assert_leq(n_grid, LAB_ARRAY_SIZE(seen));
 	for (size_t i = 0; i < k; i++) {
 		if (!points[i].set[0]) {
@@ -289,6 +289,9 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
 		snprintf(path, sizeof(path), "%s", points[i].path);
 		batch4 |= !strcmp(points[i].set, "leader_batch=4");
 		n_mcs++;
+		/* verify also runs its sim points under seeded perturbations; the suite does not.
+		 */
+		n_perturbed += cmdq_check_seeds(&grid[points[i].point], points[i].set[0] ? 1 : 0);
 	}
 	cr_assert_geq(n_plugins, 5, "the suite found only %zu cmdq plugins", n_plugins);
 	cr_assert_gt(n_configs, n_plugins, "no plugin parameter was varied");
@@ -310,8 +313,10 @@ Test(cmdq_conformance, verify_runs_the_suites_grid, .timeout = 300)
 			continue;
 		for (size_t i = 0; i < n_names; i++)
 			if (!strcmp(name, names[i])) {
-				cr_expect_eq(runs, n_mcs, "verify ran %s %zu times, the suite %zu",
-					     name, runs, n_mcs);
+				cr_expect_eq(
+					runs, n_mcs + n_perturbed,
+					"verify ran %s %zu times, the suite %zu + %zu perturbed",
+					name, runs, n_mcs, n_perturbed);
 				cr_expect_str_eq(verdict, "PASS", "verify: %s", line);
 				reported++;
 			}

@@ -459,8 +459,11 @@ void sim_read_agent(void)
 {
 	struct sim *s = cur_sim;
 
-	if (s && s->cur)
-		s->cur->read_agent = true;
+	if (!s || !s->cur)
+		return;
+	if (s->perturb_ps && !s->cur->read_agent && s->agent && s->agent->progress)
+		s->cur->agent_seen = s->agent->progress(s->agent->arg);
+	s->cur->read_agent = true;
 }
 
 void sim_agent_wrote(const void *p, size_t len)
@@ -877,7 +880,29 @@ static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
 
 static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, uint64_t seen)
 {
-	struct sim_line *l = line_of(s, p);
+	struct sim_line *l;
+
+	/*
+	 * What its condition saw is already stale: the device has written the watched word, or
+	 * moved past the register the condition read, since (while this CPU stood still: a
+	 * miss, a stall), so the progress that would wake it is gone. A spinning CPU would look
+	 * again, so it does, one poll later. Only under perturb_ns, whose stalls let the device
+	 * go idle in that gap (then nothing wakes it: a false deadlock); unperturbed, such a CPU
+	 * sleeps until the next write or device progress, as it always has, so the calibrated
+	 * runs stay byte-identical.
+	 */
+	if (__builtin_expect(s->perturb_ps != 0, 0) &&
+	    ((size == 4 && *(volatile const uint32_t *)p != (uint32_t)seen) ||
+	     (size == 8 && *(volatile const uint64_t *)p != seen) ||
+	     (me->read_agent && s->agent && s->agent->progress &&
+	      s->agent->progress(s->agent->arg) != me->agent_seen))) {
+		me->read_agent = false;
+		me->clock += s->poll_ps;
+		count_op(s);
+		maybe_yield(s, me);
+		return;
+	}
+	l = line_of(s, p);
 
 	me->watch = p;
 	me->watch_size = size;
@@ -1032,6 +1057,29 @@ void lab_sim_park64(struct lab_cpu *c, const uint64_t *p, uint64_t seen)
 	park(s, running(s), p, 8, seen);
 }
 
+/*
+ * [machine] perturb_ns, in the spirit of PCT (Burckhardt et al., "A randomized scheduler with
+ * probabilistic guarantees of finding bugs"): the schedule is otherwise a function of the
+ * machine's timing alone, so a window that timing always closes is never seen open. Here a
+ * CPU stalls before one in SIM_PERTURB_EVERY of its shared accesses, for a delay drawn
+ * uniformly from [0, perturb_ps]: while it stands still (a preempted thread, an interrupt, a
+ * slow miss) the others run through the window it is in. Each CPU draws from its own seeded
+ * sequence, so a seed replays exactly. Out of line: the hot path only tests perturb_ps.
+ */
+#define SIM_PERTURB_EVERY SCENARIO_SIM_PERTURB_EVERY
+
+static __attribute__((noinline)) void perturb(struct sim *s, struct sim_cpu *me)
+{
+	uint64_t z = (me->pt_rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	if (z % SIM_PERTURB_EVERY)
+		return;
+	me->clock += (z >> 8) % (s->perturb_ps + 1);
+}
+
 /* Take the turn, price the access, wait for its completion to be the earliest event. */
 static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, const void *p,
 					    enum access kind, const struct sim_write *w)
@@ -1039,6 +1087,8 @@ static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, c
 	struct sim_line *l;
 	uint64_t gen;
 
+	if (__builtin_expect(s->perturb_ps != 0, 0))
+		perturb(s, me);
 	maybe_yield(s, me);
 	l = line_of(s, p);
 	if (kind != ACC_STORE)

@@ -88,6 +88,7 @@ struct sim_cpu {
 	uint32_t next_waiter; /* next CPU + 1 sleeping on the same line */
 	uint32_t watch_size;  /* 4 or 8; 0: wake on any write to the line only */
 	bool read_agent;      /* read a device register since its last park or op */
+	uint64_t agent_seen;  /* ...the device's progress at the first such read */
 	/*
 	 * The lines this CPU loaded last, newest at recent[(n_recent - 1) % RECENT]: at a
 	 * park, those loaded after the watched word are what its condition read besides it.
@@ -104,6 +105,7 @@ struct sim_cpu {
 	uint64_t t_measure, t_stop; /* ps */
 	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
 	uint32_t sb_own;	    /* ...its entries in sim.sb */
+	uint64_t pt_rng;	    /* perturb_ns: the seeded stall sequence (splitmix64) */
 	struct engine_cpu_result *res;
 	struct sim_ctx ctx;
 };
@@ -120,6 +122,7 @@ struct sim {
 	bool fail_burst;  /* a failing far CAS at a busy line adds nothing to its time */
 	bool weak;	  /* memory = arm: relaxed stores go through store buffers */
 	uint64_t sb_delay_ps;
+	uint64_t perturb_ps;	 /* [machine] perturb_ns; 0: no stalls, the hot path's one branch */
 	struct sim_sb_entry *sb; /* every store buffer's entries, sorted by (at, seq) */
 	uint32_t sb_n, sb_cap;
 	uint64_t sb_seq;

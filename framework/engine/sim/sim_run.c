@@ -203,6 +203,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->fail_burst = m->fail_burst;
 	s->weak = m->memory == MACHINE_MEMORY_ARM;
 	s->sb_delay_ps = ns_to_ps(m->store_delay_ns);
+	s->perturb_ps = ns_to_ps(m->perturb_ns);
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
@@ -230,6 +231,9 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		x->deadline = s->watchdog;
 		x->sb_rng =
 			((job->cfg ? job->cfg->scenario.seed : 0) + 1) * 0xd1342543de82ef95ull + i;
+		/* Its own stream: perturbing leaves the store delays as they were for a seed. */
+		x->pt_rng = ((job->cfg ? job->cfg->scenario.seed : 0) + 1) * 0xaf251af3b0f025b5ull +
+			    (uint64_t)i * 0x9e3779b97f4a7c15ull;
 		rc = sim_ctx_make(&x->ctx, STACK_SIZE, cpu_main, x);
 		if (rc)
 			goto out;
