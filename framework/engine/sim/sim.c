@@ -461,7 +461,7 @@ void sim_read_agent(void)
 
 	if (!s || !s->cur)
 		return;
-	if (s->perturb_ps && !s->cur->read_agent && s->agent && s->agent->progress)
+	if (!s->cur->read_agent && s->agent && s->agent->progress)
 		s->cur->agent_seen = s->agent->progress(s->agent->arg);
 	s->cur->read_agent = true;
 }
@@ -886,13 +886,12 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	 * What its condition saw is already stale: the device has written the watched word, or
 	 * moved past the register the condition read, since (while this CPU stood still: a
 	 * miss, a stall), so the progress that would wake it is gone. A spinning CPU would look
-	 * again, so it does, one poll later. Only under perturb_ns, whose stalls let the device
-	 * go idle in that gap (then nothing wakes it: a false deadlock); unperturbed, such a CPU
-	 * sleeps until the next write or device progress, as it always has, so the calibrated
-	 * runs stay byte-identical.
+	 * again, so it does, one poll later. Sleeping instead loses the wake-up: when the
+	 * device has gone idle in that gap nothing ever wakes it, a false deadlock (spinlock's
+	 * CONS-polled drain at 64 CPUs reported "every CPU left (64) waits on a line nobody
+	 * will write"; perturb_ns's stalls made it common).
 	 */
-	if (__builtin_expect(s->perturb_ps != 0, 0) &&
-	    ((size == 4 && *(volatile const uint32_t *)p != (uint32_t)seen) ||
+	if (((size == 4 && *(volatile const uint32_t *)p != (uint32_t)seen) ||
 	     (size == 8 && *(volatile const uint64_t *)p != seen) ||
 	     (me->read_agent && s->agent && s->agent->progress &&
 	      s->agent->progress(s->agent->arg) != me->agent_seen))) {
