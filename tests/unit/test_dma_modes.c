@@ -6,93 +6,20 @@
  * one), with every cmdq strategy and IOVA policy; passthrough issues nothing; strict's gather
  * and range invalidation issue the commands they say.
  */
-#include <criterion/criterion.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "engine/sim/sim.h"
-#include "loader/loader.h"
-#include "params/params.h"
-#include "run/trial_run.h"
-#include "workload/dma_wl.h"
-
-static const struct lab_plugin *load_kind(const char *kind, const char *name)
-{
-	char path[1024], err[1024];
-	struct loaded_plugin *lp = calloc(1, sizeof(*lp));
-
-	cr_assert_not_null(lp);
-	snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kind, name);
-	cr_assert_eq(plugin_load(path, lp, err, sizeof(err)), 0, "%s", err);
-	return lp->desc;
-}
-
-static void defaults(const struct lab_plugin *p, char *buf, size_t len)
-{
-	char err[256];
-
-	cr_assert_leq(p->config_size, len);
-	memset(buf, 0, len);
-	cr_assert_eq(param_set_defaults(p->params, p->n_params, buf, err, sizeof(err)), 0, "%s",
-		     err);
-}
+#include "dma_trial.h"
 
 /* The hi1620 device defaults, one CPU per mapping, strict. */
 static void dma_cfg(struct scenario_cfg *cfg, uint64_t cpus, int mode)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->scenario.workload = WORKLOAD_DMA;
-	cfg->scenario.engine = ENGINE_SIM;
-	cfg->scenario.cpus = cpus;
-	cfg->scenario.duration_ms = 1;
-	cfg->scenario.watchdog_ms = 1000;
-	cfg->smmu.queue_shift = 8;
-	cfg->smmu.msi = true;
-	cfg->smmu.tlbi_va_ns = 460;
-	cfg->smmu.tlbi_asid_ns = 920;
-	cfg->smmu.sync_ns = 400;
-	cfg->smmu.fetch_ns = 20;
-	cfg->smmu.inv_slots = 8;
-	cfg->smmu.prod_write_ns = 400;
-	cfg->smmu.cons_read_ns = 150;
-	cfg->wl_iova.depth = 32;
-	cfg->wl_iova.min_pages = cfg->wl_iova.max_pages = 1;
-	cfg->wl_iova.dma_bits = 32;
-	cfg->wl_dma.pages = 1;
-	cfg->wl_dma.dma_bits = 32;
-	cfg->wl_dma.pt_map_ns = cfg->wl_dma.pt_unmap_ns = 100;
-	cfg->wl_dma.gather = true;
-	cfg->wl_dma.mode = mode;
-	cfg->wl_dma.direct_ns = 20;
+	dma_base_cfg(cfg, cpus, mode);
 	cfg->wl_dma.irq_cpus = 2;
 	cfg->wl_dma.depth = 8;
-	sim_machine_defaults(&cfg->machine);
-}
-
-static uint64_t counter(const struct trial_result *r, const char *name)
-{
-	for (uint32_t k = 0; k < r->n_counters; k++)
-		if (!strcmp(r->counters[k].name, name))
-			return r->counters[k].total;
-	cr_assert_fail("no counter %s", name);
-	return 0;
 }
 
 static void run(struct scenario_cfg *cfg, const char *cmdq, const char *iova,
 		struct trial_result *r)
 {
-	static char ccfg[4096], icfg[4096];
-	const struct lab_plugin *cq = load_kind("cmdq", cmdq);
-	const struct lab_plugin *io = load_kind("iova", iova);
-
-	defaults(cq, ccfg, sizeof(ccfg));
-	defaults(io, icfg, sizeof(icfg));
-	struct trial_request req = {
-		.cfg = cfg, .cmdq = cq, .cmdq_config = ccfg, .iova = io, .iova_config = icfg
-	};
-	memset(r, 0, sizeof(*r));
-	cr_assert_eq(trial_run(&req, r, NULL), 0, "%s+%s: %s", cmdq, iova, r->error);
+	dma_trial_run(cfg, cmdq, iova, r);
 	cr_assert_eq(r->status, TRIAL_OK, "%s+%s: %s", cmdq, iova, r->error);
 }
 
