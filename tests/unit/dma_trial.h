@@ -12,33 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "built_plugins.h"
 #include "engine/sim/sim.h"
 #include "loader/loader.h"
 #include "params/params.h"
 #include "run/trial_run.h"
 #include "workload/dma_wl.h"
-
-/* build/plugins/KIND-NAME.so, loaded (and kept: the test's process is short). */
-static inline const struct lab_plugin *load_kind(const char *kind, const char *name)
-{
-	char path[1024], err[1024];
-	struct loaded_plugin *lp = calloc(1, sizeof(*lp));
-
-	cr_assert_not_null(lp);
-	snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kind, name);
-	cr_assert_eq(plugin_load(path, lp, err, sizeof(err)), 0, "%s", err);
-	return lp->desc;
-}
-
-static inline void defaults(const struct lab_plugin *p, char *buf, size_t len)
-{
-	char err[256];
-
-	cr_assert_leq(p->config_size, len);
-	memset(buf, 0, len);
-	cr_assert_eq(param_set_defaults(p->params, p->n_params, buf, err, sizeof(err)), 0, "%s",
-		     err);
-}
 
 /* The dma workload on the sim's default machine and the hi1620 device, one page per map. */
 static inline void dma_base_cfg(struct scenario_cfg *cfg, uint64_t cpus, int mode)
@@ -90,8 +69,8 @@ static inline void dma_trial_run(struct scenario_cfg *cfg, const char *cmdq, con
 	const struct lab_plugin *cq = load_kind("cmdq", cmdq);
 	const struct lab_plugin *io = load_kind("iova", iova);
 
-	defaults(cq, ccfg, sizeof(ccfg));
-	defaults(io, icfg, sizeof(icfg));
+	plugin_defaults(cq, ccfg, sizeof(ccfg));
+	plugin_defaults(io, icfg, sizeof(icfg));
 	struct trial_request req = {
 		.cfg = cfg, .cmdq = cq, .cmdq_config = ccfg, .iova = io, .iova_config = icfg
 	};

@@ -5,7 +5,8 @@
  * on the sim, and every protocol check.
  */
 #include <criterion/criterion.h>
-#include <dlfcn.h>
+
+#include "built_plugins.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -376,29 +377,6 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 }
 
 /* ---- configs/ways-d06.ini end to end ------------------------------------------------------ */
-
-/* The scenario's plugins, from the build tree (cmdq-NAME.so or iova-NAME.so). */
-static const struct lab_plugin *find_built(void *ctx, const char *name)
-{
-	static const char *const kinds[] = { "cmdq", "iova" };
-
-	(void)ctx;
-	for (size_t k = 0; k < 2; k++) {
-		char path[1024];
-		snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kinds[k],
-			 name);
-		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			continue;
-		void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
-		lab_plugin_entry_fn entry;
-		if (!sym)
-			return NULL;
-		memcpy(&entry, &sym, sizeof(entry));
-		return entry();
-	}
-	return NULL;
-}
 
 Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
 {

@@ -6,6 +6,8 @@
  * trials use at most 2 worker threads.
  */
 #include <criterion/criterion.h>
+
+#include "built_plugins.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,22 +103,11 @@ Test(harness, think_time_is_no_part_of_a_chained_latency)
 	cr_assert_gt(a.metrics[0].lat.min, 0);
 }
 
-static const struct lab_plugin *load_cmdq(const char *name)
-{
-	char path[1024], err[1024];
-	struct loaded_plugin *lp = calloc(1, sizeof(*lp));
-
-	cr_assert_not_null(lp);
-	snprintf(path, sizeof(path), "%s/plugins/cmdq-%s.so", TEST_BUILD_ROOT, name);
-	cr_assert_eq(plugin_load(path, lp, err, sizeof(err)), 0, "%s", err);
-	return lp->desc;
-}
-
 /* On the sim reading the clock costs no virtual time: a sampled cmdq trial does exactly what
  * the unsampled one does, with every 4th op of each CPU timed. */
 Test(harness, cmdq_sampling_changes_no_virtual_time, .timeout = 60)
 {
-	const struct lab_plugin *p = load_cmdq("cmpxchg");
+	const struct lab_plugin *p = load_kind("cmdq", "cmpxchg");
 	char cfgbuf[256] = { 0 };
 	struct scenario_cfg cfg;
 	struct trial_result a, b;

@@ -8,7 +8,6 @@
  * configs/identity-map-2011.ini is deterministic.
  */
 #include <criterion/criterion.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,28 +156,6 @@ Test(identity, the_lookup_runs_natively, .timeout = 60)
 }
 
 /* ---- configs/identity-map-2011.ini ------------------------------------------------------ */
-
-static const struct lab_plugin *find_built(void *ctx, const char *name)
-{
-	static const char *const kinds[] = { "cmdq", "iova" };
-
-	(void)ctx;
-	for (size_t k = 0; k < 2; k++) {
-		char path[1024];
-		snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kinds[k],
-			 name);
-		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		if (!h)
-			continue;
-		void *sym = dlsym(h, LAB_PLUGIN_ENTRY_NAME);
-		lab_plugin_entry_fn entry;
-		if (!sym)
-			return NULL;
-		memcpy(&entry, &sym, sizeof(entry));
-		return entry();
-	}
-	return NULL;
-}
 
 /* The config's points at 4 and 16 CPUs (shortened), each run twice: the same numbers. */
 Test(identity, the_config_is_deterministic_on_the_sim, .timeout = 120)

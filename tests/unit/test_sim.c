@@ -9,6 +9,8 @@
 #define LAB_ENGINE_SIM 1
 
 #include <criterion/criterion.h>
+
+#include "built_plugins.h"
 #include <criterion/logging.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -656,19 +658,6 @@ Test(sim_topology, refuses_garbage_with_file_and_line)
 
 /* ---- a whole cmdq trial on virtual CPUs ----------------------------------------------------- */
 
-/* Through the loader, with its checks, as the CLI opens them (kept loaded: the sim build
- * is found beside it). */
-static const struct lab_plugin *load_kind(const char *kind, const char *name)
-{
-	char path[1024], err[1024];
-	struct loaded_plugin *lp = calloc(1, sizeof(*lp));
-
-	cr_assert_not_null(lp);
-	snprintf(path, sizeof(path), "%s/plugins/%s-%s.so", TEST_BUILD_ROOT, kind, name);
-	cr_assert_eq(plugin_load(path, lp, err, sizeof(err)), 0, "%s", err);
-	return lp->desc;
-}
-
 static void cmdq_cfg(struct scenario_cfg *cfg, uint64_t cpus)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -789,16 +778,6 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 }
 
 /* ---- iova and dma trials on virtual CPUs ---------------------------------------------------- */
-
-static void plugin_defaults(const struct lab_plugin *p, void *buf, size_t len)
-{
-	char err[256];
-
-	cr_assert_leq(p->config_size, len);
-	memset(buf, 0, len);
-	cr_assert_eq(param_set_defaults(p->params, p->n_params, buf, err, sizeof(err)), 0, "%s",
-		     err);
-}
 
 static void iova_cfg(struct scenario_cfg *cfg, int workload, uint64_t cpus)
 {
