@@ -13,7 +13,6 @@
  * --format json writes the same figures to stdout as one JSON object.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +55,7 @@ struct summary {
 	bool any_native;
 	size_t n_trials, n_noisy, n_incomplete, n_failed;
 	double *scratch;
+	FILE *out; /* where the table or the JSON goes */
 };
 
 static struct mean_ci ci_of(struct summary *S, const struct agg_group *g, long c)
@@ -355,53 +355,53 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 	bool syncs = S->k.syncs >= 0;
 	char head[64], cell[64], label[160];
 
-	printf("\n%-34s %4s %15s", "plugin / point", "cpus", "ops/s");
+	fprintf(S->out, "\n%-34s %4s %15s", "plugin / point", "cpus", "ops/s");
 	for (uint32_t m = 0; m < n_metrics; m++) {
 		snprintf(head, sizeof(head), "%s p50", S->w->metrics[m]);
-		printf(" %15s", head);
+		fprintf(S->out, " %15s", head);
 		snprintf(head, sizeof(head), "%s p99", S->w->metrics[m]);
-		printf(" %15s", head);
+		fprintf(S->out, " %15s", head);
 	}
 	if (syncs)
-		printf(" %8s", "syncs/op");
+		fprintf(S->out, " %8s", "syncs/op");
 	if (S->baseline) {
 		snprintf(head, sizeof(head), "vs %s", S->baseline);
-		printf(" %15s", head);
+		fprintf(S->out, " %15s", head);
 	}
-	printf("  status\n");
+	fprintf(S->out, "  status\n");
 	for (size_t i = 0; i < S->groups.n; i++) {
 		const struct summary_row *r = &S->rows[i];
 
 		label_of(S, r->first, label, sizeof(label));
-		printf("%-34s %4s", label, r->first[S->k.cpus]);
+		fprintf(S->out, "%-34s %4s", label, r->first[S->k.cpus]);
 		fmt_ci(r->ops, false, cell, sizeof(cell));
-		printf(" %15s", cell);
+		fprintf(S->out, " %15s", cell);
 		for (uint32_t m = 0; m < n_metrics; m++) {
 			fmt_ci(r->p50[m], true, cell, sizeof(cell));
-			printf(" %15s", cell);
+			fprintf(S->out, " %15s", cell);
 			fmt_ci(r->p99[m], true, cell, sizeof(cell));
-			printf(" %15s", cell);
+			fprintf(S->out, " %15s", cell);
 		}
 		if (syncs) {
 			if (isnan(r->syncs) || !r->g->n_ok)
-				printf(" %8s", "-");
+				fprintf(S->out, " %8s", "-");
 			else
-				printf(" %8.2f", r->syncs);
+				fprintf(S->out, " %8.2f", r->syncs);
 		}
 		if (S->baseline) {
 			if (r->has_rel)
 				fmt_ratio(r->rel, cell, sizeof(cell));
 			else
 				snprintf(cell, sizeof(cell), "-");
-			printf(" %15s", cell);
+			fprintf(S->out, " %15s", cell);
 		}
 		status_of(r, cell, sizeof(cell));
 		if (!r->g->n_ok && S->k.error >= 0)
-			printf("  %s: %s\n",
-			       strcmp(r->first[S->k.status], "failed") ? "NO RESULT" : "FAILED",
-			       r->first[S->k.error]);
+			fprintf(S->out, "  %s: %s\n",
+				strcmp(r->first[S->k.status], "failed") ? "NO RESULT" : "FAILED",
+				r->first[S->k.error]);
 		else
-			printf("  %s\n", cell);
+			fprintf(S->out, "  %s\n", cell);
 	}
 
 	bool title = false;
@@ -413,34 +413,37 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 		if (!first_of_point(S, i) || !(w = winner(S, i, &vs, &ratio, &second)))
 			continue;
 		if (!title)
-			printf("\n");
+			fprintf(S->out, "\n");
 		title = true;
 		point_of(S, w->first, label, sizeof(label));
 		fmt_ratio(ratio, cell, sizeof(cell));
-		printf("at %s: %s %s %s", label, w->first[S->k.plugin], cell,
-		       vs->first[S->k.plugin]);
+		fprintf(S->out, "at %s: %s %s %s", label, w->first[S->k.plugin], cell,
+			vs->first[S->k.plugin]);
 		if (isnan(ratio.half_width))
-			printf(" (one repeat: no interval, so no verdict)");
+			fprintf(S->out, " (one repeat: no interval, so no verdict)");
 		else if (!clear(ratio))
-			printf(" (within the 95%% interval: no clear winner)");
+			fprintf(S->out, " (within the 95%% interval: no clear winner)");
 		/* A winner by less than the noise over the second best is a tie: say so. */
 		struct stats_ratio r2 = stats_ratio_ci(second->ops, w->ops);
 		if (second != vs && !clear(r2)) {
 			fmt_ratio(r2, cell, sizeof(cell));
-			printf("; tied with %s (%s)", second->first[S->k.plugin], cell);
+			fprintf(S->out, "; tied with %s (%s)", second->first[S->k.plugin], cell);
 		}
-		printf("\n");
+		fprintf(S->out, "\n");
 	}
 	if (S->n_noisy)
-		printf("\n%zu of %zu trials were noisy: the host took their CPUs away (see the "
-		       "error "
-		       "column of trials.csv); rerun on a quiet machine to trust them\n",
-		       S->n_noisy, S->n_trials);
+		fprintf(S->out,
+			"\n%zu of %zu trials were noisy: the host took their CPUs away (see the "
+			"error "
+			"column of trials.csv); rerun on a quiet machine to trust them\n",
+			S->n_noisy, S->n_trials);
 	if (S->n_incomplete)
-		printf("%s%zu of %zu trials were incomplete: they measured under half their "
-		       "duration "
-		       "or no op (their CPUs were off their cores) and are left out of the means\n",
-		       S->n_noisy ? "" : "\n", S->n_incomplete, S->n_trials);
+		fprintf(S->out,
+			"%s%zu of %zu trials were incomplete: they measured under half their "
+			"duration "
+			"or no op (their CPUs were off their cores) and are left out of the "
+			"means\n",
+			S->n_noisy ? "" : "\n", S->n_incomplete, S->n_trials);
 
 	/* The null plugin's figures: what the harness itself costs per op, natively. */
 	for (size_t i = 0; S->any_native && S->k.harness >= 0 && i < S->groups.n; i++) {
@@ -454,63 +457,64 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 		fmt_time(r->p50[0].mean, a, sizeof(a));
 		fmt_time(ci_of((struct summary *)S, r->g, S->k.harness).mean, b, sizeof(b));
 		/* One chained timestamp per op: the null op's latency is the whole loop. */
-		printf("\nharness overhead (null plugin, %s): %s per op (p50: one chained "
-		       "timestamp, the loop, tags, histogram), %s per op outside it (the think's "
-		       "overshoot)\n",
-		       label, a, b);
+		fprintf(S->out,
+			"\nharness overhead (null plugin, %s): %s per op (p50: one chained "
+			"timestamp, the loop, tags, histogram), %s per op outside it (the think's "
+			"overshoot)\n",
+			label, a, b);
 		break;
 	}
 	if (S->any_native && clk)
-		printf("timer: %s, %.1f ns per read\n", clock_source_name(clk),
-		       clock_cost_ns(clk, 100000));
+		fprintf(S->out, "timer: %s, %.1f ns per read\n", clock_source_name(clk),
+			clock_cost_ns(clk, 100000));
 }
 
 /* ---- json ---- */
 
-static void json_str(const char *s)
+static void json_str(FILE *f, const char *s)
 {
-	putchar('"');
+	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
+			fprintf(f, "\\%c", *p);
 		else if (*p < 0x20)
-			printf("\\u%04x", *p);
+			fprintf(f, "\\u%04x", *p);
 		else
-			putchar(*p);
+			fputc(*p, f);
 	}
-	putchar('"');
+	fputc('"', f);
 }
 
-static void json_num(double v)
+static void json_num(FILE *f, double v)
 {
 	if (isfinite(v))
-		printf("%.10g", v);
+		fprintf(f, "%.10g", v);
 	else
-		fputs("null", stdout);
+		fputs("null", f);
 }
 
-static void json_ci(struct mean_ci m)
+static void json_ci(FILE *f, struct mean_ci m)
 {
 	if (!m.n) {
-		fputs("null", stdout);
+		fputs("null", f);
 		return;
 	}
-	fputs("{\"mean\": ", stdout);
-	json_num(m.mean);
-	fputs(", \"ci_low\": ", stdout);
-	json_num(m.low);
-	fputs(", \"ci_high\": ", stdout);
-	json_num(m.high);
-	printf(", \"n\": %zu}", m.n);
+	fputs("{\"mean\": ", f);
+	json_num(f, m.mean);
+	fputs(", \"ci_low\": ", f);
+	json_num(f, m.low);
+	fputs(", \"ci_high\": ", f);
+	json_num(f, m.high);
+	fprintf(f, ", \"n\": %zu}", m.n);
 }
 
-static void json_ratio(struct stats_ratio r)
+static void json_ratio(FILE *f, struct stats_ratio r)
 {
-	fputs("{\"ratio\": ", stdout);
-	json_num(r.ratio);
-	fputs(", \"ci95\": ", stdout);
-	json_num(r.half_width);
-	fputs("}", stdout);
+	fputs("{\"ratio\": ", f);
+	json_num(f, r.ratio);
+	fputs(", \"ci95\": ", f);
+	json_num(f, r.half_width);
+	fputs("}", f);
 }
 
 static void print_json(const struct summary *S, const char *dir)
@@ -518,63 +522,64 @@ static void print_json(const struct summary *S, const char *dir)
 	uint32_t n_metrics = S->w ? S->w->n_metrics : 0;
 	char cell[64], label[160];
 
-	fputs("{\"dir\": ", stdout);
-	json_str(dir);
-	fputs(", \"workload\": ", stdout);
-	json_str(S->w ? S->w->name : "?");
-	fputs(", \"baseline\": ", stdout);
+	fputs("{\"dir\": ", S->out);
+	json_str(S->out, dir);
+	fputs(", \"workload\": ", S->out);
+	json_str(S->out, S->w ? S->w->name : "?");
+	fputs(", \"baseline\": ", S->out);
 	if (S->baseline)
-		json_str(S->baseline);
+		json_str(S->out, S->baseline);
 	else
-		fputs("null", stdout);
-	printf(", \"trials\": %zu, \"noisy\": %zu, \"incomplete\": %zu, \"failed\": %zu",
-	       S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed);
+		fputs("null", S->out);
+	fprintf(S->out, ", \"trials\": %zu, \"noisy\": %zu, \"incomplete\": %zu, \"failed\": %zu",
+		S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed);
 	fputs(", \"ci_method\": \"log-student-t (summary.json's ci block); ratios: delta method\""
 	      ",\n \"rows\": [",
-	      stdout);
+	      S->out);
 	for (size_t i = 0; i < S->groups.n; i++) {
 		const struct summary_row *r = &S->rows[i];
 
-		fputs(i ? ",\n  {" : "\n  {", stdout);
-		printf("\"point\": %s, \"plugin\": ", r->first[S->k.point]);
-		json_str(r->first[S->k.plugin]);
-		fputs(", \"swept\": {", stdout);
+		fputs(i ? ",\n  {" : "\n  {", S->out);
+		fprintf(S->out, "\"point\": %s, \"plugin\": ", r->first[S->k.point]);
+		json_str(S->out, r->first[S->k.plugin]);
+		fputs(", \"swept\": {", S->out);
 		for (size_t a = 0; a < S->s->n_axes; a++) {
-			fputs(a ? ", " : "", stdout);
-			json_str(S->s->axes[a].key);
-			fputs(": ", stdout);
-			json_str(S->k.axes[a] >= 0 ? r->first[S->k.axes[a]] : "?");
+			fputs(a ? ", " : "", S->out);
+			json_str(S->out, S->s->axes[a].key);
+			fputs(": ", S->out);
+			json_str(S->out, S->k.axes[a] >= 0 ? r->first[S->k.axes[a]] : "?");
 		}
-		printf("}, \"cpus\": %s, \"repeats\": %zu, \"measured\": %zu, \"noisy\": %zu",
-		       r->first[S->k.cpus], r->g->n_rows, r->g->n_ok, r->g->n_noisy);
+		fprintf(S->out,
+			"}, \"cpus\": %s, \"repeats\": %zu, \"measured\": %zu, \"noisy\": %zu",
+			r->first[S->k.cpus], r->g->n_rows, r->g->n_ok, r->g->n_noisy);
 		status_of(r, cell, sizeof(cell));
-		fputs(", \"status\": ", stdout);
-		json_str(cell);
-		fputs(", \"ops_per_sec\": ", stdout);
-		json_ci(r->ops);
-		fputs(", \"metrics\": {", stdout);
+		fputs(", \"status\": ", S->out);
+		json_str(S->out, cell);
+		fputs(", \"ops_per_sec\": ", S->out);
+		json_ci(S->out, r->ops);
+		fputs(", \"metrics\": {", S->out);
 		for (uint32_t m = 0; m < n_metrics; m++) {
-			fputs(m ? ", " : "", stdout);
-			json_str(S->w->metrics[m]);
-			fputs(": {\"p50_ns\": ", stdout);
-			json_ci(r->p50[m]);
-			fputs(", \"p99_ns\": ", stdout);
-			json_ci(r->p99[m]);
-			fputs("}", stdout);
+			fputs(m ? ", " : "", S->out);
+			json_str(S->out, S->w->metrics[m]);
+			fputs(": {\"p50_ns\": ", S->out);
+			json_ci(S->out, r->p50[m]);
+			fputs(", \"p99_ns\": ", S->out);
+			json_ci(S->out, r->p99[m]);
+			fputs("}", S->out);
 		}
-		fputs("}", stdout);
+		fputs("}", S->out);
 		if (S->k.syncs >= 0) {
-			fputs(", \"dev_syncs_per_op\": ", stdout);
-			json_num(r->g->n_ok ? r->syncs : NAN);
+			fputs(", \"dev_syncs_per_op\": ", S->out);
+			json_num(S->out, r->g->n_ok ? r->syncs : NAN);
 		}
-		fputs(", \"vs_baseline\": ", stdout);
+		fputs(", \"vs_baseline\": ", S->out);
 		if (r->has_rel)
-			json_ratio(r->rel);
+			json_ratio(S->out, r->rel);
 		else
-			fputs("null", stdout);
-		fputs("}", stdout);
+			fputs("null", S->out);
+		fputs("}", S->out);
 	}
-	fputs("\n ],\n \"winners\": [", stdout);
+	fputs("\n ],\n \"winners\": [", S->out);
 	bool any = false;
 
 	for (size_t i = 0; i < S->groups.n; i++) {
@@ -583,31 +588,32 @@ static void print_json(const struct summary *S, const char *dir)
 
 		if (!first_of_point(S, i) || !(w = winner(S, i, &vs, &ratio, &second)))
 			continue;
-		fputs(any ? ",\n  {" : "\n  {", stdout);
+		fputs(any ? ",\n  {" : "\n  {", S->out);
 		any = true;
 		point_of(S, w->first, label, sizeof(label));
-		printf("\"point\": %s, \"at\": ", w->first[S->k.point]);
-		json_str(label);
-		fputs(", \"winner\": ", stdout);
-		json_str(w->first[S->k.plugin]);
-		fputs(", \"vs\": ", stdout);
-		json_str(vs->first[S->k.plugin]);
-		fputs(", \"ops_per_sec_ratio\": ", stdout);
-		json_ratio(ratio);
-		printf(", \"clear\": %s, \"runner_up\": ", clear(ratio) ? "true" : "false");
-		json_str(second->first[S->k.plugin]);
-		fputs(", \"vs_runner_up\": ", stdout);
-		json_ratio(stats_ratio_ci(second->ops, w->ops));
-		fputs("}", stdout);
+		fprintf(S->out, "\"point\": %s, \"at\": ", w->first[S->k.point]);
+		json_str(S->out, label);
+		fputs(", \"winner\": ", S->out);
+		json_str(S->out, w->first[S->k.plugin]);
+		fputs(", \"vs\": ", S->out);
+		json_str(S->out, vs->first[S->k.plugin]);
+		fputs(", \"ops_per_sec_ratio\": ", S->out);
+		json_ratio(S->out, ratio);
+		fprintf(S->out,
+			", \"clear\": %s, \"runner_up\": ", clear(ratio) ? "true" : "false");
+		json_str(S->out, second->first[S->k.plugin]);
+		fputs(", \"vs_runner_up\": ", S->out);
+		json_ratio(S->out, stats_ratio_ci(second->ops, w->ops));
+		fputs("}", S->out);
 	}
-	fputs(any ? "\n ]}\n" : "]}\n", stdout);
+	fputs(any ? "\n ]}\n" : "]}\n", S->out);
 }
 
-int cli_print_summary_as(const char *dir, const struct scenario *s, const struct lab_clock *clk,
-			 const struct cli_summary_opts *o)
+static int summary_to(FILE *out, const char *dir, const struct scenario *s,
+		      const struct lab_clock *clk, const struct cli_summary_opts *o)
 {
 	static const struct cli_summary_opts defaults;
-	struct summary S = { .s = s, .o = o ? o : &defaults };
+	struct summary S = { .s = s, .o = o ? o : &defaults, .out = out };
 	char path[4200], err[512];
 	struct csv_table csv;
 	long *key = NULL;
@@ -655,9 +661,15 @@ out:
 	return rc;
 }
 
+int cli_print_summary_as(const char *dir, const struct scenario *s, const struct lab_clock *clk,
+			 const struct cli_summary_opts *o)
+{
+	return summary_to(stdout, dir, s, clk, o);
+}
+
 int cli_print_summary(const char *dir, const struct scenario *s, const struct lab_clock *clk)
 {
-	return cli_print_summary_as(dir, s, clk, NULL);
+	return summary_to(stdout, dir, s, clk, NULL);
 }
 
 int cli_write_summary_file(const char *dir, const struct scenario *s,
@@ -665,33 +677,21 @@ int cli_write_summary_file(const char *dir, const struct scenario *s,
 {
 	struct cli_summary_opts text = o ? *o : (struct cli_summary_opts){ 0 };
 	char path[4200], tmp[4200];
-	int fd, saved, rc;
+	FILE *f;
+	int rc;
 
 	text.format = CLI_SUMMARY_TEXT;
 	snprintf(path, sizeof(path), "%s/summary.txt", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.summary.txt.tmp", dir);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
+	f = fopen(tmp, "w");
+	if (!f)
 		return -errno;
-	/* The table is printed with stdio: point stdout at the file for the one call. */
-	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
-	if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
-		rc = -errno;
-		close(fd);
-		if (saved >= 0)
-			close(saved);
-		unlink(tmp);
-		return rc;
-	}
-	close(fd);
-	rc = cli_print_summary_as(dir, s, NULL, &text);
-	fflush(stdout);
-	dup2(saved, STDOUT_FILENO);
-	close(saved);
+	rc = summary_to(f, dir, s, NULL, &text);
+	if ((ferror(f) | fclose(f)) && !rc)
+		rc = -EIO;
 	if (rc || rename(tmp, path)) {
+		rc = rc ? rc : -errno;
 		unlink(tmp);
-		return rc ? rc : -errno;
 	}
-	return 0;
+	return rc;
 }
