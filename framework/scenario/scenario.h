@@ -49,9 +49,9 @@ struct scenario_main {
 	uint64_t warmup_ms;   /* unmeasured time before it */
 	uint64_t repeats;     /* trials per sweep point and plugin */
 	uint64_t seed;
-	int oversubscribe;    /* enum oversubscribe_policy */
-	bool phases;	      /* record per-phase times */
-	uint64_t watchdog_ms; /* a CPU with no completed op for this long fails the trial */
+	int oversubscribe;     /* enum oversubscribe_policy */
+	bool phases;	       /* record per-phase times */
+	uint64_t watchdog_ms;  /* a CPU with no completed op for this long fails the trial */
 	uint64_t sample_every; /* cmdq, micro: time every N-th measured op (1: all) */
 };
 

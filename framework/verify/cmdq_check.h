@@ -153,8 +153,8 @@ size_t cmdq_check_seeds(const struct cmdq_check_point *p, size_t variant);
 void cmdq_check_perturb(struct scenario_cfg *cfg, uint64_t seed, double perturb_ns);
 
 /*
- * "engine=native cpus=2 queues=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of cfg
- * (a perturbed sim point adds "perturb_ns=2000 seed=N").
+ * "engine=native cpus=2 queues=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of
+ * cfg (a perturbed sim point adds "perturb_ns=2000 seed=N").
  */
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len);
 

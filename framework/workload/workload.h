@@ -34,7 +34,7 @@ struct workload_env {
 	const struct lab_cmdq_ops *cmdq; /* WORKLOAD_NEEDS_CMDQ */
 	void *cmdq_state;
 	struct smmu_dev *dev;
-	struct iova_wl *iova; /* WORKLOAD_NEEDS_IOVA: owned by the runner */
+	struct iova_wl *iova;	     /* WORKLOAD_NEEDS_IOVA: owned by the runner */
 	const struct lab_host *host; /* the trial's lab_alloc() (the dma identity list) */
 };
 
