@@ -5,8 +5,9 @@
  * and queue-full, MSI on and off, one and several commands per sync, 1 and 2 CPUs natively,
  * 4, 16 and 64 on the sim with the plugin's .sim.so, 4 and 16 also under seeded schedule
  * perturbations: cmdq_check_seeds; --seed N runs every sim point under N's alone, replaying
- * a perturbed counterexample), with the plugin's parameters as given
- * and then each varied in turn (cmdq_check_variants), the grid the conformance suite runs.
+ * a perturbed counterexample; --engine native|sim runs that part of the grid alone), with the
+ * plugin's parameters as given and then each varied in turn (cmdq_check_variants), the grid the
+ * conformance suite runs.
  * --set of a key the grid sets itself (engine, cpus, ...) is refused, never ignored.
  * Each cmdq trial runs in its own process (run_isolated): a crash, an abort or a hang loses
  * that trial's verdicts only (no_crash or no_deadlock says how), and the table still comes,
@@ -485,6 +486,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	size_t n_sets = 0;
 	bool seed_given = false;
 	uint64_t seed = 0;
+	int only_engine = -1; /* --engine: enum engine_kind, or -1 for both parts */
 	int o, status = EXIT_USAGE;
 
 	cli_parser_init(&p, c->cmd, argc, argv);
@@ -504,6 +506,18 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				goto out;
 			}
 			seed_given = true;
+		}
+		if (o == VERIFY_OPT_ENGINE) {
+			if (!strcmp(optarg, "native")) {
+				only_engine = ENGINE_NATIVE;
+			} else if (!strcmp(optarg, "sim")) {
+				only_engine = ENGINE_SIM;
+			} else {
+				cli_usage_error(c->cmd,
+						"--engine %s: not an engine (native or sim)",
+						optarg);
+				goto out;
+			}
 		}
 	}
 	if (o == CLI_OPT_EXIT) {
@@ -578,6 +592,13 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	pcfg = s->n_cmdq ? s->cmdq[0].config : s->iova[0].config;
 
 	if (d->kind == LAB_KIND_IOVA) {
+		if (only_engine >= 0) {
+			cli_usage_error(c->cmd,
+					"--engine: %s is an iova plugin, whose checks run on no "
+					"engine (drop --engine)",
+					d->name);
+			goto out;
+		}
 		status = verify_iova(lp, pcfg);
 		goto out;
 	}
@@ -605,8 +626,20 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	/* Without its .sim.so twin the sim part cannot run: say so, never pass it silently. */
 	char no_sim[512] = "";
 	bool have_sim = plugin_sim_build(d, no_sim, sizeof(no_sim)) != NULL;
-	if (!have_sim)
+	if (only_engine == ENGINE_NATIVE)
+		printf("  the sim part is NOT run: --engine native\n");
+	else if (!have_sim)
 		printf("  the sim part is NOT run: %s\n", no_sim[0] ? no_sim : "no sim build");
+	if (only_engine == ENGINE_SIM) {
+		if (!have_sim) {
+			fprintf(stderr,
+				"iommulab verify: --engine sim, but %s has no sim build to run "
+				"(%s)\n",
+				d->name, no_sim[0] ? no_sim : "no sim build");
+			goto out;
+		}
+		printf("  the native part is NOT run: --engine sim\n");
+	}
 	for (size_t j = 0; j < n_var; j++) {
 		const char *vals = j ? var[j].set : given[0] ? given : "(no parameters)";
 		char err[256];
@@ -624,7 +657,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			 */
 			size_t n_runs = sim && seed_given ? 1 : 1 + cmdq_check_seeds(&grid[i], j);
 
-			if (!cmdq_check_runs(&grid[i], j) || (sim && !have_sim))
+			if (!cmdq_check_runs(&grid[i], j) || (sim && !have_sim) ||
+			    (only_engine >= 0 && grid[i].engine != only_engine))
 				continue;
 			for (size_t k = 0; k < n_runs; k++) {
 				struct scenario_cfg cfg = base;
@@ -686,14 +720,17 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		cmdq_check_config_free(d, vcfg);
 	}
 	fprintf(stderr, "\n");
-	printf("  %zu configurations: %zu native, %zu on the sim (%zu of them under seeded "
-	       "schedule perturbation, perturb_ns=%g, %s); %zu parameter settings:",
-	       n_native + n_sim, n_native, n_sim, n_perturbed,
-	       base.machine.perturb_ns > 0 ? base.machine.perturb_ns : CMDQ_CHECK_PERTURB_NS,
-	       seed_given ? "--seed's alone"
-			  : "4 and 16 CPUs: seeds 1-" CMDQ_CHECK_SEEDS_STR
-			    " for the parameters as given, seed 1 for each varied one",
-	       n_var);
+	printf("  %zu configurations: %zu native, %zu on the sim", n_native + n_sim, n_native,
+	       n_sim);
+	if (n_sim)
+		printf(" (%zu of them under seeded schedule perturbation, perturb_ns=%g, %s)",
+		       n_perturbed,
+		       base.machine.perturb_ns > 0 ? base.machine.perturb_ns
+						   : CMDQ_CHECK_PERTURB_NS,
+		       seed_given ? "--seed's alone"
+				  : "4 and 16 CPUs: seeds 1-" CMDQ_CHECK_SEEDS_STR
+				    " for the parameters as given, seed 1 for each varied one");
+	printf("; %zu parameter settings:", n_var);
 	for (size_t j = 0; j < n_var; j++)
 		printf("%s%s", j ? ", " : " ",
 		       j	  ? var[j].set

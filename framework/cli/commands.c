@@ -162,7 +162,8 @@ const struct cli_command cli_commands[] = {
     {
 	.name = "verify",
 	.fn = cmd_verify,
-	.usage = "verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]... [--seed N]",
+	.usage = "verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]... [--seed N] "
+		 "[--engine native|sim]",
 	.summary = "run the conformance checks on a cmdq or iova plugin; exit 0 only if all "
 		   "pass",
 	.help = "cmdq: the oracle over a grid of hostile configurations (tiny queues to force\n"
@@ -179,6 +180,10 @@ const struct cli_command cli_commands[] = {
 		[VERIFY_OPT_SEED] = {"seed", 0, "N",
 				     "run the sim part under the perturbation of seed N only "
 				     "(a counterexample's seed=N: replays it exactly)"},
+		[VERIFY_OPT_ENGINE] = {"engine", 0, "native|sim",
+				       "run that engine's part of the grid alone (cmdq; "
+				       "default both): native for a ThreadSanitizer build, "
+				       "sim for the many-CPU and weak-memory points"},
 	    },
 	.n_opts = VERIFY_N_OPTS,
 	.exits =

@@ -942,6 +942,61 @@ Test(cli, verify_sets_keys_as_run_does, .timeout = 120)
 	run_expect(good, 0);
 }
 
+/*
+ * --engine runs one engine's part of verify's grid: the other's column is empty ("-") and the
+ * summary says the part was not run; an engine that is not one, or --engine on an iova plugin
+ * (whose checks run on no engine), is refused.
+ */
+Test(cli, verify_engine_runs_one_part_of_the_grid, .timeout = 120)
+{
+	char path[300];
+	static const struct {
+		const char *engine, *ran, *skipped, *not_run;
+	} parts[] = {
+		{ "native", "native: pass", "sim: -", "the sim part is NOT run: --engine native" },
+		{ "sim", "sim: pass", "native: -", "the native part is NOT run: --engine sim" },
+	};
+
+	snprintf(path, sizeof(path), "%s/stdout.txt", tmp);
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(parts); i++) {
+		char *const argv[] = {
+			EXE, "verify", "biglock", "--engine", (char *)parts[i].engine, NULL
+		};
+
+		cr_assert_eq(run_to(argv, NULL, path), 0, "%s", stderr_text());
+		const char *out = cli_slurp_path(path);
+		cr_assert(strstr(out, parts[i].not_run), "%s", out);
+		/* Every check's row: the part that ran passed, the other has no runs. */
+		static const char *const checks[] = { "protocol",      "exactly_once", "in_order",
+						      "sync_complete", "no_deadlock",  "no_crash" };
+		for (size_t k = 0; k < LAB_ARRAY_SIZE(checks); k++) {
+			char head[40], line[300];
+			snprintf(head, sizeof(head), "\n  %s ", checks[k]);
+			const char *row = strstr(out, head);
+			cr_assert_not_null(row, "no %s row: %s", checks[k], out);
+			row++;
+			snprintf(line, sizeof(line), "%.*s", (int)strcspn(row, "\n"), row);
+			cr_assert(strstr(line, parts[i].ran) && strstr(line, parts[i].skipped),
+				  "--engine %s: %s", parts[i].engine, line);
+		}
+	}
+	static const struct {
+		const char *plugin, *engine, *msg;
+	} bad[] = {
+		{ "biglock", "inline", "--engine inline: not an engine (native or sim)" },
+		{ "fixed_depot", "sim", "is an iova plugin, whose checks run on no engine" },
+	};
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(bad); i++) {
+		char *const argv[] = {
+			EXE, "verify", (char *)bad[i].plugin, "--engine", (char *)bad[i].engine,
+			NULL
+		};
+
+		run_expect(argv, 2);
+		cr_assert(strstr(stderr_text(), bad[i].msg), "%s", stderr_text());
+	}
+}
+
 /* The cmdq-ways-sim sweep, short: 2 points x 6 plugins, each trial milliseconds of host time. */
 static void sim_sweep_argv(char **argv, const char *out, const char *jobs)
 {
