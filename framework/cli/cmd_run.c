@@ -75,7 +75,8 @@ static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_
 struct table {
 	bool tty;
 	const struct scenario *s;
-	size_t noisy, incomplete; /* so far: the first of each is explained, the rest counted */
+	size_t noisy, incomplete, unsteady; /* so far: the first of each is explained, the rest
+					       counted */
 };
 
 /*
@@ -127,6 +128,14 @@ static void on_progress(void *arg, const struct run_progress *p)
 			"the starved CPUs' latency is not in the percentiles\n",
 			t->tty ? "\r\033[K" : "", tr->index, label, tr->cpus,
 			(unsigned long long)tr->ops_min_cpu, (unsigned long long)tr->ops_max_cpu);
+	if ((tr->status == TRIAL_OK || tr->status == TRIAL_NOISY) && trial_unsteady(tr) &&
+	    !t->unsteady++)
+		fprintf(stderr,
+			"%siommulab: trial %u (%s) note: not in steady state: its ops/s moved "
+			"%+.0f%% from the first half of the measured window to the second (caches, "
+			"queues or depots still filling, or the host's load changed): lengthen "
+			"warmup_ms (column steady_drift; the summary counts the others)\n",
+			t->tty ? "\r\033[K" : "", tr->index, label, tr->steady_drift * 100);
 	if (t->tty) {
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  eta %.0fs", p->done, p->total,
 			label, p->elapsed_s, p->eta_s);

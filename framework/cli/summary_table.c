@@ -23,11 +23,12 @@
 #include "engine/clock.h"
 #include "results/aggregate.h"
 #include "results/csv.h"
+#include "results/trial.h"
 #include "stats/compare.h"
 #include "workload/workload.h"
 
 struct summary_cols {
-	long status, point, plugin, cpus, engine, ops_s, syncs, harness, error;
+	long status, point, plugin, cpus, engine, ops_s, syncs, harness, error, steady;
 	long p50[WORKLOAD_MAX_METRICS], p99[WORKLOAD_MAX_METRICS];
 	long *axes; /* one per sweep axis */
 };
@@ -54,6 +55,8 @@ struct summary {
 	const char *baseline; /* a plugin column value, or NULL */
 	bool any_native;
 	size_t n_trials, n_noisy, n_incomplete, n_failed;
+	size_t n_unsteady; /* measured trials whose steady_drift is beyond TRIAL_STEADY_DRIFT */
+	double worst_drift;
 	double *scratch;
 	FILE *out; /* where the table or the JSON goes */
 };
@@ -202,6 +205,7 @@ static int find_columns(struct summary *S, const struct csv_table *csv, const ch
 	k->syncs = csv_column(csv, "dev_syncs_per_op");
 	k->harness = csv_column(csv, "harness_ns_per_op");
 	k->error = csv_column(csv, "error");
+	k->steady = csv_column(csv, "steady_drift"); /* absent in results written before it */
 	for (size_t a = 0; a < S->s->n_axes; a++) {
 		snprintf(name, sizeof(name), "%s.%s", S->s->axes[a].section, S->s->axes[a].key);
 		k->axes[a] = csv_column(csv, name);
@@ -222,6 +226,15 @@ static void fold(struct summary *S)
 		S->n_noisy += agg_row_noisy(&S->t, i);
 		S->n_incomplete += !strcmp(S->t.rows[i][k->status], "incomplete");
 		S->n_failed += !strcmp(S->t.rows[i][k->status], "failed");
+		if (k->steady >= 0 && S->t.rows[i][k->steady][0]) {
+			double d = atof(S->t.rows[i][k->steady]);
+
+			if (d > TRIAL_STEADY_DRIFT || d < -TRIAL_STEADY_DRIFT) {
+				S->n_unsteady++;
+				if (fabs(d) > fabs(S->worst_drift))
+					S->worst_drift = d;
+			}
+		}
 	}
 	for (size_t i = 0; i < S->groups.n; i++) {
 		struct summary_row *r = &S->rows[i];
@@ -445,6 +458,14 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 			"means\n",
 			S->n_noisy ? "" : "\n", S->n_incomplete, S->n_trials);
 
+	if (S->n_unsteady)
+		fprintf(S->out,
+			"%s%zu of %zu trials were not in steady state: their ops/s moved more than "
+			"%.0f%% between the halves of the measured window (worst %+.0f%%, column "
+			"steady_drift): lengthen warmup_ms, or duration_ms, until it settles\n",
+			S->n_noisy || S->n_incomplete ? "" : "\n", S->n_unsteady, S->n_trials,
+			TRIAL_STEADY_DRIFT * 100, S->worst_drift * 100);
+
 	/* The null plugin's figures: what the harness itself costs per op, natively. */
 	for (size_t i = 0; S->any_native && S->k.harness >= 0 && i < S->groups.n; i++) {
 		const struct summary_row *r = &S->rows[i];
@@ -531,8 +552,10 @@ static void print_json(const struct summary *S, const char *dir)
 		json_str(S->out, S->baseline);
 	else
 		fputs("null", S->out);
-	fprintf(S->out, ", \"trials\": %zu, \"noisy\": %zu, \"incomplete\": %zu, \"failed\": %zu",
-		S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed);
+	fprintf(S->out,
+		", \"trials\": %zu, \"noisy\": %zu, \"incomplete\": %zu, \"failed\": %zu, "
+		"\"unsteady\": %zu",
+		S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed, S->n_unsteady);
 	fputs(", \"ci_method\": \"log-student-t (summary.json's ci block); ratios: delta method\""
 	      ",\n \"rows\": [",
 	      S->out);

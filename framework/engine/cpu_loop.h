@@ -15,7 +15,8 @@
 
 enum engine_phase {
 	ENGINE_WARMUP = 0,
-	ENGINE_MEASURE,
+	ENGINE_MEASURE,	     /* the measured window's first half */
+	ENGINE_MEASURE_LATE, /* its second half (time-based runs): the steady-state check */
 	ENGINE_STOP,
 };
 
@@ -41,19 +42,23 @@ static inline __attribute__((always_inline)) void
 engine_cpu_loop(const struct engine_job *job, struct lab_cpu *c, struct engine_cpu_result *res,
 		const struct engine_cpu_hooks *h, void *ctx)
 {
-	bool measuring = job->ops_per_cpu > 0;
+	bool measuring = job->ops_per_cpu > 0, late = false;
 	uint64_t n = 0;
 
 	for (;;) {
 		enum engine_phase ph = h->phase(ctx);
 		if (ph == ENGINE_STOP)
 			break;
-		if (!measuring && ph == ENGINE_MEASURE) {
+		if (!measuring && ph != ENGINE_WARMUP) {
 			measuring = true;
 			host_cpu_reset_events(c, job->counters, job->n_counters);
 			for (uint32_t m = 0; m < job->n_metrics; m++)
 				hist_clear(&res->hists[m]);
 			h->measure_started(ctx);
+		}
+		if (!late && ph == ENGINE_MEASURE_LATE) {
+			late = true;
+			res->ops_early = res->ops;
 		}
 		h->before_op(ctx);
 		int rc = job->op(job->arg, c, res->hists, measuring);
@@ -72,6 +77,9 @@ engine_cpu_loop(const struct engine_job *job, struct lab_cpu *c, struct engine_c
 		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
 			break;
 	}
+	/* Never saw the second half begin (stopped or stuck first): every op was early. */
+	if (!late)
+		res->ops_early = res->ops;
 }
 
 #endif /* IOMMULAB_CPU_LOOP_H */

@@ -78,6 +78,7 @@ struct engine_job {
 struct engine_cpu_result {
 	struct hist *hists; /* n_metrics, merged by the caller */
 	uint64_t ops;	    /* measured ops */
+	uint64_t ops_early; /* ...of them, those before the window's second half began */
 	uint64_t window_ns; /* this CPU's measured window */
 	/* What the host did to this CPU's thread in the window (native only; have_sched):
 	 * its own CPU time and wall time by CLOCK_THREAD_CPUTIME_ID / CLOCK_MONOTONIC, and its

@@ -127,6 +127,13 @@ VALUE(v_ops_max_cpu)
 	return fmt_u64(t->ops_max_cpu);
 }
 
+/* Empty when not judged (an op-count run, or too few ops in a half: NAN). */
+VALUE(v_steady_drift)
+{
+	(void)item;
+	return t->steady_drift == t->steady_drift ? util_asprintf("%.4f", t->steady_drift) : NULL;
+}
+
 #define LAT(item) (&((const struct trial_metric *)(item))->lat)
 #define METRIC_DBL(fn, field)                                                                      \
 	VALUE(fn)                                                                                  \
@@ -234,6 +241,7 @@ const struct col_spec col_specs[COL_N_SPECS] = {
 	[COL_OPS_PER_SEC] = { "ops_per_sec", COL_NUM, FAM_ONCE, v_ops_per_sec, true, false },
 	[COL_OPS_MIN_CPU] = { "ops_min_cpu", COL_NUM, FAM_ONCE, v_ops_min_cpu, true, false },
 	[COL_OPS_MAX_CPU] = { "ops_max_cpu", COL_NUM, FAM_ONCE, v_ops_max_cpu, true, false },
+	[COL_STEADY_DRIFT] = { "steady_drift", COL_NUM, FAM_ONCE, v_steady_drift, true, false },
 	[COL_METRIC_MEAN] = { "%s_mean_ns", COL_NUM, FAM_METRIC, v_lat_mean, true, false },
 	[COL_METRIC_STDDEV] = { "%s_stddev_ns", COL_NUM, FAM_METRIC, v_lat_stddev, true, false },
 	[COL_METRIC_MIN] = { "%s_min_ns", COL_NUM, FAM_METRIC, v_lat_min, true, false },

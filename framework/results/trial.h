@@ -96,6 +96,13 @@ struct trial_result {
 	uint64_t ops; /* completed ops, all CPUs */
 	double ops_per_sec;
 	uint64_t ops_min_cpu, ops_max_cpu; /* fairness */
+	/*
+	 * Steady state: (ops in the window's second half - ops in its first) / ops in its
+	 * first, over all CPUs; NAN when not judged (an op-count run, or under
+	 * TRIAL_STEADY_MIN_OPS in a half). Beyond +-TRIAL_STEADY_DRIFT the trial was still
+	 * warming up (or winding down): trial_unsteady().
+	 */
+	double steady_drift;
 	struct trial_metric metrics[TRIAL_MAX_METRICS];
 	uint32_t n_metrics;
 	/* The plugins', then the host's: the workload's up to 16, the device's 3, the tree's 3,
@@ -107,5 +114,19 @@ struct trial_result {
 	struct trial_engine_cost engine_cost; /* not written to the results */
 	struct trial_noise noise;
 };
+
+/*
+ * The steady-state check: a trial whose throughput moved more than this between the halves of
+ * its measured window had not settled (caches, queues, depots still filling) when measuring
+ * began, or its machine changed under it; each half needs TRIAL_STEADY_MIN_OPS ops to judge.
+ */
+#define TRIAL_STEADY_DRIFT   0.10
+#define TRIAL_STEADY_MIN_OPS 20
+
+static inline bool trial_unsteady(const struct trial_result *t)
+{
+	return t->steady_drift == t->steady_drift &&
+	       (t->steady_drift > TRIAL_STEADY_DRIFT || t->steady_drift < -TRIAL_STEADY_DRIFT);
+}
 
 #endif /* IOMMULAB_TRIAL_H */

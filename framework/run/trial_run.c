@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,6 +251,8 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 	uint32_t n_metrics = t->workload->n_metrics;
 	struct hist *all = malloc(sizeof(*all) * n_metrics);
 
+	uint64_t early = 0;
+
 	res->ops_min_cpu = UINT64_MAX;
 	for (uint32_t m = 0; all && m < n_metrics; m++)
 		hist_reset(&all[m]);
@@ -258,12 +261,17 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 		for (uint32_t m = 0; all && m < n_metrics; m++)
 			hist_merge(&all[m], &cr->hists[m]);
 		res->ops += cr->ops;
+		early += cr->ops_early;
 		*window += cr->window_ns;
 		if (cr->ops < res->ops_min_cpu)
 			res->ops_min_cpu = cr->ops;
 		if (cr->ops > res->ops_max_cpu)
 			res->ops_max_cpu = cr->ops;
 	}
+	res->steady_drift = NAN;
+	if (!t->req->ops_per_cpu && early >= TRIAL_STEADY_MIN_OPS &&
+	    res->ops - early >= TRIAL_STEADY_MIN_OPS)
+		res->steady_drift = ((double)(res->ops - early) - (double)early) / (double)early;
 	res->duration_s = t->eres.measured_s;
 	res->ops_per_sec = res->duration_s > 0 ? (double)res->ops / res->duration_s : 0;
 	res->n_metrics = n_metrics;
@@ -466,6 +474,7 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 
 	res->status = TRIAL_OK;
 	res->error[0] = '\0';
+	res->steady_drift = NAN; /* judged in merge_metrics */
 	res->cpus = (uint32_t)cfg.scenario.cpus;
 	res->device_mode = device_mode_names[cfg.smmu.device ? 1 : 0];
 	if (oracle)

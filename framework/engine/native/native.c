@@ -13,7 +13,8 @@
 
 #include "engine/cpu_loop.h"
 
-enum run_state { RUN_WARMUP = 0, RUN_MEASURE, RUN_STOP };
+/* RUN_LATE: the measured window's second half (engine/cpu_loop.h, the steady-state check). */
+enum run_state { RUN_WARMUP = 0, RUN_MEASURE, RUN_LATE, RUN_STOP };
 
 struct sched_mark {
 	bool ok;
@@ -125,6 +126,8 @@ static enum engine_phase w_phase(void *ctx)
 		return ENGINE_WARMUP;
 	case RUN_MEASURE:
 		return ENGINE_MEASURE;
+	case RUN_LATE:
+		return ENGINE_MEASURE_LATE;
 	default:
 		return ENGINE_STOP;
 	}
@@ -293,6 +296,7 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 	uint64_t start = lab_clock_ns(clk);
 	uint64_t t_measure = start + (job->ops_per_cpu ? 0 : job->warmup_ns);
 	uint64_t t_stop = t_measure + job->duration_ns;
+	uint64_t t_late = t_measure + job->duration_ns / 2;
 	uint64_t slice = 2000000; /* 2 ms: the watchdog's and the tick's resolution */
 
 	if (job->ops_per_cpu) {
@@ -314,8 +318,11 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 				if (job->on_measure)
 					job->on_measure(job->measure_arg);
 				__atomic_store_n(&run->state, RUN_MEASURE, __ATOMIC_RELEASE);
-			} else if (state == RUN_MEASURE && now >= t_stop)
+			} else if ((state == RUN_MEASURE || state == RUN_LATE) && now >= t_stop) {
 				__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
+			} else if (state == RUN_MEASURE && now >= t_late) {
+				__atomic_store_n(&run->state, RUN_LATE, __ATOMIC_RELEASE);
+			}
 		}
 		int hung = find_hung(run, ncpus, now, job->watchdog_ns);
 		if (hung >= 0) {

@@ -48,6 +48,8 @@ static enum engine_phase cpu_phase(void *ctx)
 		return ENGINE_MEASURE; /* measuring from the start, until the count is done */
 	if (me->clock >= s->t_stop)
 		return ENGINE_STOP;
+	if (me->clock >= s->t_measure + (s->t_stop - s->t_measure) / 2)
+		return ENGINE_MEASURE_LATE;
 	return me->clock >= s->t_measure ? ENGINE_MEASURE : ENGINE_WARMUP;
 }
 
