@@ -37,6 +37,7 @@ struct smmu_dev;
  * to stop this CPU (the trial fails with the message the workload keeps; every CPU stops).
  */
 typedef int (*engine_op_fn)(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
+typedef uint64_t (*engine_idle_fn)(void *arg, struct lab_cpu *c, uint64_t now_ns);
 
 /* Which build of lab.h the code an engine runs must be compiled against. */
 enum engine_binding {
@@ -64,6 +65,13 @@ struct engine_job {
 	uint64_t ops_per_cpu; /* > 0: exactly this many ops per CPU, all measured */
 	uint64_t watchdog_ns;
 	engine_op_fn op;
+	/*
+	 * After op returned 1 (nothing to do) at now (ns, the CPU's clock): the time before which
+	 * it will have nothing to do whatever the other CPUs do (UINT64_MAX: never; 0: it cannot
+	 * say). The sim lets an idle CPU sleep until then instead of polling; natively unused.
+	 * May be NULL.
+	 */
+	engine_idle_fn idle_until;
 	void *arg;
 	const struct lab_counter *counters; /* the plugins', reset at the end of warm-up */
 	uint32_t n_counters;

@@ -426,6 +426,53 @@ static int irq_free(struct iova_wl *wl, struct lab_cpu *c, struct hist *hists, b
 	return 0;
 }
 
+uint64_t iova_wl_idle_until(const struct iova_wl *wl, struct lab_cpu *c, uint64_t now)
+{
+	const struct iova_ring *self = &wl->rings[c->id];
+	uint64_t until = UINT64_MAX;
+
+	if (wl->p.pattern != IOVA_IRQ)
+		return 0;
+	/* A job here waits for an IRQ CPU's free: that is another CPU's doing, not time's. */
+	for (uint32_t j = 0; self->submits && j < wl->jobs; j++)
+		if (job_cpu(wl, j, now) == c->id)
+			return 0;
+	/* A job may move here at the next migration. */
+	if (self->submits && wl->p.migrate_ns)
+		until = (now / wl->p.migrate_ns + 1) * wl->p.migrate_ns;
+	/* The policy's periodic work runs on CPU 0's op. */
+	if (c->id == 0 && wl->tick_ns && wl->ops->tick) {
+		if (!wl->next_tick)
+			return 0;
+		if (wl->next_tick < until)
+			until = wl->next_tick;
+	}
+	if (self->src_n) {
+		/*
+		 * An IRQ CPU: the head of each submitter's queue completes at its due time, and a
+		 * range submitted from now on completes io_ns x (1 - io_jitter) later at the
+		 * earliest (the sim runs the earliest CPU: every other one is at now or later).
+		 */
+		double lo =
+			(double)wl->p.io_ns * (1.0 - (wl->p.io_jitter > 0 ? wl->p.io_jitter : 0));
+		uint64_t soonest = now + (uint64_t)lo;
+
+		if (soonest <= now)
+			return 0;
+		if (soonest < until)
+			until = soonest;
+		for (uint32_t k = 0; k < self->src_n; k++) {
+			const struct iova_ring *r = &wl->rings[wl->srcs[self->src_begin + k]];
+			uint64_t head = __atomic_load_n(&r->head, __ATOMIC_RELAXED);
+			uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+
+			if (tail != head && r->v[head & (wl->cap - 1)].due < until)
+				until = r->v[head & (wl->cap - 1)].due;
+		}
+	}
+	return until == UINT64_MAX ? UINT64_MAX : until > now ? until : 0;
+}
+
 int iova_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
 	struct iova_wl *wl = arg;

@@ -83,6 +83,13 @@ void iova_wl_free_range(struct iova_wl *wl, struct lab_cpu *c, uint64_t pfn, uin
 int iova_wl_job_here(const struct iova_wl *wl, struct lab_cpu *c);
 void iova_wl_irq_push(struct iova_wl *wl, struct lab_cpu *c, int job, uint64_t pfn, uint64_t size);
 bool iova_wl_irq_pop(struct iova_wl *wl, struct lab_cpu *c, uint64_t *pfn, uint64_t *size);
+/*
+ * After c's op found nothing to do at now (ns, c's clock): the time before which it will
+ * find nothing again whatever the other CPUs do (the irq pattern: the next migration, the
+ * next completion due on an IRQ CPU, the next periodic tick), UINT64_MAX for never, 0 when
+ * it cannot say (another CPU's action may give it work: poll). For the sim's idle CPUs.
+ */
+uint64_t iova_wl_idle_until(const struct iova_wl *wl, struct lab_cpu *c, uint64_t now);
 /* Run the policy's periodic work if due (CPU 0 only). */
 void iova_wl_tick(struct iova_wl *wl, struct lab_cpu *c);
 

@@ -160,6 +160,11 @@ static const char *micro_error(void *wl, bool hung)
 	return hung ? NULL : micro_wl_error(wl);
 }
 
+static uint64_t iova_idle_until(void *wl, struct lab_cpu *c, uint64_t now)
+{
+	return iova_wl_idle_until(wl, c, now);
+}
+
 static const struct workload_ops workloads[] = {
 	{
 		.kind = WORKLOAD_CMDQ,
@@ -182,6 +187,7 @@ static const struct workload_ops workloads[] = {
 		.metrics = { "alloc", "free" },
 		.make = iova_make,
 		.op = iova_wl_op,
+		.idle_until = iova_idle_until,
 	},
 	{
 		.kind = WORKLOAD_DMA,

@@ -61,6 +61,9 @@ struct workload_ops {
 	 * op itself touches shared memory (NULL: it reaches memory only through plugins). */
 	engine_op_fn op;
 	engine_op_fn op_sim;
+	/* After the op returned 1 (nothing to do) at now: see engine_job.idle_until. May be NULL.
+	 */
+	engine_idle_fn idle_until;
 	/* Why it stopped a CPU, or NULL; hung: the trial was abandoned. May be NULL. */
 	const char *(*error)(void *wl, bool hung);
 	/* The think time between ops when the harness's own cost is reported (harness_ns, the

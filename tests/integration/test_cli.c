@@ -348,6 +348,35 @@ Test(cli, iova_rcache_256_runs_and_its_irq_cpus_feed_the_depot, .timeout = 120)
 	csv_free(&t);
 }
 
+/*
+ * The sim's idle CPUs sleep until their workload can have work (iova_wl_idle_until) instead of
+ * polling: an IRQ CPU sleeps until the next completion is due, and must still be up for every
+ * one, including those of ranges submitted while it slept. Little's law then holds exactly: 3
+ * jobs x depth 8 / 20 us = 1.2 M allocations and as many frees per second (a CPU that overslept
+ * would leave its jobs' I/Os waiting and the rate below it).
+ */
+Test(cli, iova_irq_cpus_sleep_until_the_next_completion_and_miss_none, .timeout = 60)
+{
+	char out[300];
+	struct csv_table t;
+
+	snprintf(out, sizeof(out), "%s/irq-little", tmp);
+	char *const argv[] = {
+		EXE,
+		"run",
+		TEST_SOURCE_ROOT "/tests/fixtures/scenarios/iova-irq-littles-law.ini",
+		"--out",
+		out,
+		NULL
+	};
+	cr_assert_eq(run(argv, NULL), 0);
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, 1);
+	double iops = num(&t, 0, "ops_per_sec") / 2; /* an op is an alloc or a free */
+	cr_assert(iops > 1.2e6 * 0.99 && iops < 1.2e6 * 1.01, "%g allocations/s", iops);
+	csv_free(&t);
+}
+
 /* John Garry's NVMe profile, shortened: the unmaps (one CMD_SYNC each) run on the IRQ CPUs. */
 Test(cli, nvme_d06_96_runs_and_unmaps_through_the_cmdq, .timeout = 120)
 {

@@ -80,13 +80,31 @@ static void cpu_after_op(void *ctx, int rc)
 	(void)rc;
 }
 
-/* Nothing to do this time: let virtual time move, as an idle poll would. */
+/*
+ * Nothing to do this time: let virtual time move, as an idle poll would; or, when the
+ * workload can say until when it will have nothing to do whatever the others do, sleep until
+ * then (no sooner than a poll, no later than the run's next phase boundary or the CPU's
+ * watchdog deadline, so every phase change and hang is seen as with polling).
+ */
 static void cpu_idle(void *ctx)
 {
 	struct sim_cpu *me = ctx;
 	struct sim *s = me->sim;
+	uint64_t poll = s->poll_ps / PS_PER_NS ? s->poll_ps / PS_PER_NS : 1;
 
-	lab_sim_delay(me->c, s->poll_ps / PS_PER_NS ? s->poll_ps / PS_PER_NS : 1);
+	if (s->job->idle_until) {
+		uint64_t until = s->job->idle_until(s->job->arg, me->c, me->clock / PS_PER_NS);
+		uint64_t bound[] = { s->t_measure, s->t_measure + (s->t_stop - s->t_measure) / 2,
+				     s->t_stop, me->deadline };
+		uint64_t target = until > NEVER / PS_PER_NS ? NEVER : until * PS_PER_NS;
+
+		for (size_t i = 0; i < sizeof(bound) / sizeof(bound[0]); i++)
+			if (bound[i] > me->clock && bound[i] < target)
+				target = bound[i];
+		if (until && target > me->clock + poll * PS_PER_NS)
+			poll = (target - me->clock + PS_PER_NS - 1) / PS_PER_NS;
+	}
+	lab_sim_delay(me->c, poll);
 }
 
 static void cpu_failed(void *ctx)
