@@ -16,8 +16,8 @@
 #include "run/trial_run.h"
 #include "workload/micro_wl.h"
 
-static const int lock_ops[] = { MICRO_TICKET_LOCK, MICRO_TAS_LOCK, MICRO_TTAS_LOCK,
-				MICRO_MCS_LOCK, MICRO_CLH_LOCK };
+static const int lock_ops[] = { MICRO_TICKET_LOCK, MICRO_TAS_LOCK, MICRO_TTAS_LOCK, MICRO_MCS_LOCK,
+				MICRO_CLH_LOCK };
 
 #define N_LOCKS (sizeof(lock_ops) / sizeof(lock_ops[0]))
 
@@ -58,8 +58,9 @@ Test(micro, every_lock_keeps_its_increment_exact_on_both_engines, .timeout = 120
 				micro_cfg(&cfg, engine, cpus, lock_ops[i]);
 				cfg.wl_micro.critical_ns = crit;
 				run(&cfg, 3000, &r);
-				cr_assert_neq(r.status, TRIAL_FAILED, "op %d engine %d crit %lu: %s",
-					      lock_ops[i], engine, (unsigned long)crit, r.error);
+				cr_assert_neq(r.status, TRIAL_FAILED,
+					      "op %d engine %d crit %lu: %s", lock_ops[i], engine,
+					      (unsigned long)crit, r.error);
 				cr_assert_eq(r.ops, 3000 * cpus, "op %d engine %d", lock_ops[i],
 					     engine);
 			}
@@ -104,8 +105,8 @@ Test(micro, critical_sections_never_overlap_on_the_sim, .timeout = 60)
 		run(&cfg, 0, &one);
 		cr_assert(trial_status_measured(one.status), "%s", one.error);
 		double ns1 = 1e9 / one.ops_per_sec;
-		cr_assert(ns1 > crit && ns1 < crit + 100, "op %d alone: %.1f ns per op", lock_ops[i],
-			  ns1);
+		cr_assert(ns1 > crit && ns1 < crit + 100, "op %d alone: %.1f ns per op",
+			  lock_ops[i], ns1);
 
 		cfg.scenario.cpus = 8;
 		run(&cfg, 0, &many);
