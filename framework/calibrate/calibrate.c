@@ -534,9 +534,134 @@ static int load_folly(const char *path, char *text, struct calib_curve *c, char 
 	return 0;
 }
 
-enum calib_format { CALIB_FMT_CHB, CALIB_FMT_LOCKHAMMER, CALIB_FMT_FOLLY };
+/*
+ * mctop's lock benchmark results (LPD-EPFL/mctop results/locks/lock_backoff_1_1000_HOST.txt):
+ * a header (num_locks: 1, duration: MS, critical: CYCLES), then a "====== LOCK ======" line
+ * per algorithm and rows "VARIANT - THREADS:  v1 ... vN", the N repeats' total acquisitions
+ * per second over all threads. Only no_backoff is read: backoff_socket and backoff_max are
+ * mctop-derived backoff policies, which the micro locks do not implement. The per-thread ns
+ * per op is threads x 1e9 / the repeats' median (the median: one disturbed repeat of 11, as
+ * MCS's at 40 threads on lpdxeon2680, moves a mean by 5%).
+ */
+static const struct {
+	const char *name;
+	const char *op;
+} mctop_map[] = {
+	{ "TAS", "tas_lock" },	     /* xchg until it returns 0 */
+	{ "TTAS", "ttas_lock" },     /* spin on a read, then xchg */
+	{ "TICKET", "ticket_lock" }, /* fetch-add a ticket, spin on now-serving */
+	{ "MCS", "mcs_lock" },	     /* queue of nodes, each CPU spinning on its own */
+	{ "CLH", "clh_lock" },	     /* each CPU spinning on its predecessor's node */
+};
 
-/* Which format: lockhammer's rows name their binary, folly's output has "(Nthread)" rows. */
+#define N_MCTOP	       (sizeof(mctop_map) / sizeof(mctop_map[0]))
+#define MCTOP_MAX_REPS 64
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int load_mctop(const char *path, char *text, struct calib_curve *c, char *err, size_t len)
+{
+	const char *op = NULL;
+	char *p = text, *l;
+	unsigned lineno = 0, locks = 0;
+	bool in_lock = false;
+	int ret;
+
+	while ((l = next_line(&p))) {
+		char name[32], *rest, *tok, *save = NULL, *end;
+		double v[MCTOP_MAX_REPS], med;
+		unsigned n = 0, cpus;
+		unsigned long x;
+
+		lineno++;
+		if (blank_or_comment(l))
+			continue;
+		if (!strncmp(l, "num_locks:", 10)) {
+			errno = 0;
+			x = strtoul(l + 10, &end, 10);
+			locks = (unsigned)x;
+			if (errno || x != 1 || *end)
+				return set_err(err, len, -EINVAL,
+					       "%s:%u: num_locks '%s': only one lock that every "
+					       "thread contends on (1) is a micro op",
+					       path, lineno, l + 10);
+			continue;
+		}
+		if (!strncmp(l, "duration:", 9) || !strncmp(l, "critical:", 9))
+			continue;
+		if (sscanf(l, "====== %31s ======", name) == 1) {
+			op = NULL;
+			for (size_t i = 0; i < N_MCTOP && !op; i++)
+				if (!strcmp(mctop_map[i].name, name))
+					op = mctop_map[i].op;
+			in_lock = true;
+			continue;
+		}
+		rest = strstr(l, " - ");
+		if (!in_lock || !rest)
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: not an mctop lock row ('====== LOCK ======', then "
+				       "'VARIANT - THREADS:  v1 ... vN')",
+				       path, lineno);
+		if (!locks)
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: a row before the 'num_locks: 1' header", path,
+				       lineno);
+		*rest = '\0';
+		rest += 3;
+		if (strcmp(l, "no_backoff") || !op)
+			continue;
+		tok = strchr(rest, ':');
+		if (!tok)
+			return set_err(err, len, -EINVAL, "%s:%u: no ':' after the thread count",
+				       path, lineno);
+		*tok = '\0';
+		if (!parse_cpus(rest, &cpus))
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: threads '%s' is not a CPU count (1 to %d)", path,
+				       lineno, rest, CALIB_MAX_CPUS);
+		for (tok = strtok_r(tok + 1, " \t", &save); tok;
+		     tok = strtok_r(NULL, " \t", &save)) {
+			if (n == MCTOP_MAX_REPS)
+				return set_err(err, len, -EINVAL, "%s:%u: more than %d repeats",
+					       path, lineno, MCTOP_MAX_REPS);
+			if (!parse_positive(tok, &v[n]))
+				return set_err(err, len, -EINVAL,
+					       "%s:%u: repeat '%s' is not a positive number of "
+					       "acquisitions per second",
+					       path, lineno, tok);
+			n++;
+		}
+		if (!n)
+			return set_err(err, len, -EINVAL, "%s:%u: no repeat after '%u:'", path,
+				       lineno, cpus);
+		if (curve_find(c, op, cpus))
+			return set_err(err, len, -EINVAL,
+				       "%s:%u: a second no_backoff row of %s at %u threads", path,
+				       lineno, name, cpus);
+		qsort(v, n, sizeof(v[0]), cmp_double);
+		med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+		ret = curve_add(c, op, cpus, cpus * 1e9 / med);
+		if (ret)
+			return set_err(err, len, ret, "out of memory");
+	}
+	if (!c->n_used)
+		return set_err(err, len, -ENODATA,
+			       "%s: no no_backoff row of TAS, TTAS, TICKET, MCS or CLH (what the "
+			       "micro lock ops are compared with)",
+			       path);
+	return 0;
+}
+
+enum calib_format { CALIB_FMT_CHB, CALIB_FMT_LOCKHAMMER, CALIB_FMT_FOLLY, CALIB_FMT_MCTOP };
+
+/* Which format: lockhammer's rows name their binary, mctop's start with "num_locks:", folly's
+ * output has "(Nthread)" rows. */
 static enum calib_format sniff(const char *text)
 {
 	const char *l = text;
@@ -548,6 +673,8 @@ static enum calib_format sniff(const char *text)
 		if (*l != '#' && n > 1) {
 			if (memmem(l, n, "../build/lh_", 12))
 				return CALIB_FMT_LOCKHAMMER;
+			if (!strncmp(l, "num_locks:", 10))
+				return CALIB_FMT_MCTOP;
 			break;
 		}
 		if (!nl)
@@ -575,6 +702,7 @@ int calib_load_measured(const char *path, struct calib_curve *c, char *err, size
 		return load_chb(path, c, err, err_len);
 	}
 	ret = fmt == CALIB_FMT_LOCKHAMMER ? load_lockhammer(path, text, c, err, err_len)
+	      : fmt == CALIB_FMT_MCTOP	  ? load_mctop(path, text, c, err, err_len)
 					  : load_folly(path, text, c, err, err_len);
 	free(text);
 	if (ret)

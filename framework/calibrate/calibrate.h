@@ -47,8 +47,11 @@ int calib_load_run(const char *dir, struct calib_curve *c, char *err, size_t err
 /*
  * The measured curve: the rows of a data file ('#' comments, then the header
  * Trial,Cores,Implementation,Nanos/Op,...) whose Implementation a micro op maps to, Nanos/Op
- * averaged over trials per (op, Cores). Other implementations are ignored. 0, or -errno with
- * "PATH[:LINE]: ..." in err: -ENODATA when no row is of a mapped implementation.
+ * averaged over trials per (op, Cores). Other implementations are ignored. Lockhammer's raw
+ * rows, folly's SmallLocksBenchmark output and mctop's lock results (num_locks: 1, then
+ * "====== LOCK ======" sections of "no_backoff - THREADS: v1 ... vN" total acquisitions per
+ * second; the median, per thread) are read too, told apart by their content. 0, or -errno
+ * with "PATH[:LINE]: ..." in err: -ENODATA when no row is of a mapped implementation.
  */
 int calib_load_measured(const char *path, struct calib_curve *c, char *err, size_t err_len);
 

@@ -128,9 +128,10 @@ struct scenario_wl_dma {
 
 /* [workload.micro] (see framework/workload/micro_wl.h) */
 struct scenario_wl_micro {
-	int op;		   /* enum micro_op: atomic_add | cas_add | ticket_lock */
+	int op;		   /* enum micro_op: atomic_add | cas_add | ticket_lock | tas_lock | ... */
 	uint64_t think_ns; /* local work after each op */
-	int mode;	   /* enum micro_mode: latency | throughput */
+	uint64_t critical_ns; /* lock ops: local work while holding the lock */
+	int mode;	      /* enum micro_mode: latency | throughput */
 };
 
 /* [machine]: the simulated machine (engine = sim only; see framework/engine/sim/sim.h) */

@@ -9,6 +9,15 @@
  *                the same line as the lock.
  * These are the `atomic add`, `cas add` and `ticket spin` implementations of
  * travisdowns/concurrency-hierarchy-bench, whose Nanos/Op is the per-thread time per op.
+ * The other locks of mctop's lock curves (configs/calibration/mctop-*), each around a plain
+ * increment of a counter on a line of its own (the data the lock protects):
+ *   tas_lock     test-and-set: xchg until it returns 0, the line taken by every attempt;
+ *   ttas_lock    test-and-test-and-set: wait until the word reads 0, then xchg;
+ *   mcs_lock     Mellor-Crummey and Scott: a queue of per-CPU nodes, each CPU spinning on
+ *                its own node until its predecessor hands over;
+ *   clh_lock     Craig, Landin and Hagersten: each CPU spins on its predecessor's node and
+ *                takes that node over when it releases.
+ * Every lock op can hold its lock for critical_ns of local work (micro_wl_set_critical).
  */
 #ifndef IOMMULAB_MICRO_WL_H
 #define IOMMULAB_MICRO_WL_H
@@ -20,7 +29,16 @@
 
 #include "stats/histogram.h"
 
-enum micro_op { MICRO_ATOMIC_ADD = 0, MICRO_CAS_ADD, MICRO_TICKET_LOCK };
+enum micro_op {
+	MICRO_ATOMIC_ADD = 0,
+	MICRO_CAS_ADD,
+	MICRO_TICKET_LOCK,
+	MICRO_TAS_LOCK,
+	MICRO_TTAS_LOCK,
+	MICRO_MCS_LOCK,
+	MICRO_CLH_LOCK,
+	MICRO_N_OPS
+};
 enum micro_mode { MICRO_LATENCY = 0, MICRO_THROUGHPUT };
 
 struct micro_wl;
@@ -33,6 +51,10 @@ struct micro_wl;
 struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpus,
 			      uint32_t sample_every, bool throughput);
 void micro_wl_free(struct micro_wl *w);
+
+/* Local work done while holding the lock, before the increment (lock ops only: atomic_add and
+ * cas_add hold no lock, and ignore it). */
+void micro_wl_set_critical(struct micro_wl *w, uint64_t critical_ns);
 
 /* One op, native build (a native_op_fn; metric 0 is the op's latency). */
 int micro_wl_op(void *arg, struct lab_cpu *c, struct hist *h, bool measuring);

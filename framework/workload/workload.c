@@ -138,9 +138,13 @@ static void dma_iova_params(const struct scenario_cfg *cfg, struct iova_wl_param
 
 static void *micro_make(const struct workload_env *e)
 {
-	return micro_wl_new((enum micro_op)e->cfg->wl_micro.op, e->cfg->wl_micro.think_ns, e->ncpus,
-			    (uint32_t)e->cfg->scenario.sample_every,
-			    e->cfg->wl_micro.mode == MICRO_THROUGHPUT);
+	struct micro_wl *w = micro_wl_new(
+		(enum micro_op)e->cfg->wl_micro.op, e->cfg->wl_micro.think_ns, e->ncpus,
+		(uint32_t)e->cfg->scenario.sample_every, e->cfg->wl_micro.mode == MICRO_THROUGHPUT);
+
+	if (w)
+		micro_wl_set_critical(w, e->cfg->wl_micro.critical_ns);
+	return w;
 }
 
 static bool never(const struct scenario_cfg *cfg)

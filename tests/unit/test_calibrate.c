@@ -369,6 +369,71 @@ Test(calibrate, folly_refuses_bad_input_with_file_and_line, .timeout = 10)
 	}
 }
 
+#define MCTOP_HEAD "num_locks: 1\nduration: 5000\ncritical: 1000\n"
+
+/* mctop: the median of a no_backoff row's repeats, per thread; backoff rows and CLH's
+ * siblings of no micro op are left out, comments and CRLF line ends are fine. */
+Test(calibrate, mctop_rows_are_threads_over_the_median_rate, .timeout = 10)
+{
+	struct calib_curve c;
+	char err[512] = "";
+	const char *path = put("mctop.txt",
+			       "# copied from LPD-EPFL/mctop\r\n" MCTOP_HEAD "====== TAS ======\r\n"
+			       "no_backoff - 10:  1000000 3000000 2000000\r\n"
+			       "backoff_socket - 10:  9 9 9\r\n"
+			       "====== MCS ======\n"
+			       "no_backoff - 10:  2000000 2000000 1000000 4000000\n"
+			       "no_backoff - 40:  1000000\n"
+			       "====== HCLH ======\n"
+			       "no_backoff - 10:  5 5 5\n");
+
+	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(c.n, 3, "backoff variants and unknown locks are compared with nothing");
+	cr_assert_float_eq(find(&c, "tas_lock", 10)->ns_per_op, 10 * 1e9 / 2e6, 1e-6);
+	cr_assert_float_eq(find(&c, "mcs_lock", 10)->ns_per_op, 10 * 1e9 / 2e6, 1e-6,
+			   "an even count's median is the middle pair's mean");
+	cr_assert_float_eq(find(&c, "mcs_lock", 40)->ns_per_op, 40 * 1e9 / 1e6, 1e-6);
+	cr_assert_eq(find(&c, "mcs_lock", 10)->n, 1, "one point per row, not per repeat");
+	calib_curve_free(&c);
+}
+
+Test(calibrate, mctop_refuses_bad_input_with_file_and_line, .timeout = 10)
+{
+	static const struct {
+		const char *text;
+		int ret;
+		const char *msg;
+	} cases[] = {
+		{ "num_locks: 4\n", -EINVAL,
+		  "mctop.txt:1: num_locks ' 4': only one lock that every thread contends on (1)" },
+		{ MCTOP_HEAD "no_backoff - 10:  5\n", -EINVAL,
+		  "mctop.txt:4: not an mctop lock row ('====== LOCK ======', then" },
+		{ MCTOP_HEAD "====== TAS ======\nno_backoff - 0:  5\n", -EINVAL,
+		  "mctop.txt:5: threads '0' is not a CPU count (1 to 4096)" },
+		{ MCTOP_HEAD "====== TAS ======\nno_backoff - 10:  5 -1\n", -EINVAL,
+		  "mctop.txt:5: repeat '-1' is not a positive number of acquisitions per second" },
+		{ MCTOP_HEAD "====== TAS ======\nno_backoff - 10:\n", -EINVAL,
+		  "mctop.txt:5: no repeat after '10:'" },
+		{ MCTOP_HEAD "====== TAS ======\nno_backoff - 10 5\n", -EINVAL,
+		  "mctop.txt:5: no ':' after the thread count" },
+		{ MCTOP_HEAD "====== TAS ======\nno_backoff - 10: 5\nno_backoff - 10: 6\n", -EINVAL,
+		  "mctop.txt:6: a second no_backoff row of TAS at 10 threads" },
+		{ MCTOP_HEAD "====== TAS ======\nbackoff_max - 10: 5\n", -ENODATA,
+		  "mctop.txt: no no_backoff row of TAS, TTAS, TICKET, MCS or CLH" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct calib_curve c;
+		char err[512] = "";
+		const char *path = put("mctop.txt", cases[i].text);
+
+		cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), cases[i].ret,
+			     "case %zu: %s", i, err);
+		cr_assert_not_null(strstr(err, cases[i].msg), "case %zu: got \"%s\"", i, err);
+		cr_assert_eq(c.n, 0, "case %zu: nothing is left allocated", i);
+	}
+}
+
 /* Curves built in place: { op, cpus, ns } points. */
 struct pt {
 	const char *op;
