@@ -294,6 +294,40 @@ static void check_sim_cpus(struct loader *L)
 	}
 }
 
+/*
+ * [workload.micro] critical_ns is the work done holding a lock: refused with an op that takes
+ * none (atomic_add, cas_add), at the base or at any swept op, rather than silently ignored.
+ */
+static void check_micro_critical(struct loader *L)
+{
+	const struct scenario *s = L->s;
+	const struct sweep_axis *ops = scenario_find_axis(s, "workload.micro", "op");
+	const struct entry *e = last_entry(L, "workload.micro", "critical_ns");
+	const struct scenario_section *sec = scenario_find_section("workload.micro");
+	static const char *const lockless[] = { "atomic_add", "cas_add" };
+	char base[32];
+
+	if (s->base.scenario.workload != WORKLOAD_MICRO || !s->base.wl_micro.critical_ns ||
+	    param_format(param_find(sec->params, sec->n_params, "op"), &s->base.wl_micro, base,
+			 sizeof(base)))
+		return;
+	for (size_t i = 0; i < (ops ? ops->n_values : 1); i++) {
+		const char *op = ops ? ops->values[i] : base;
+
+		for (size_t k = 0; op && k < sizeof(lockless) / sizeof(lockless[0]); k++) {
+			if (strcmp(op, lockless[k]))
+				continue;
+			scn_report(
+				L, e, e ? e->line : 0, "workload.micro", "critical_ns",
+				"is work done holding a lock, and op = %s takes none: drop "
+				"critical_ns or run a lock op (ticket_lock, tas_lock, ttas_lock, "
+				"mcs_lock, clh_lock)",
+				op);
+			return;
+		}
+	}
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -314,6 +348,8 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 	resolve_topology(&L);
 	if (!L.n_msgs && !L.oom)
 		check_sim_cpus(&L);
+	if (!L.n_msgs && !L.oom)
+		check_micro_critical(&L);
 out:
 	if (finish(&L, diags))
 		return L.s;

@@ -666,3 +666,32 @@ Test(scenario, sim_cpus_are_refused_at_load, .timeout = 5)
 	scenario_free(s);
 	remove_tmp();
 }
+
+/* critical_ns is work done holding a lock: refused with an op that takes none, swept or not. */
+Test(scenario, micro_critical_ns_needs_a_lock_op, .timeout = 5)
+{
+	static const char *const base[] = {
+		":4: [workload.micro] critical_ns: is work done holding a lock, and op = cas_add "
+		"takes none: drop critical_ns or run a lock op (ticket_lock, tas_lock, ttas_lock, "
+		"mcs_lock, clh_lock)",
+	};
+	static const char *const swept[] = {
+		":4: [workload.micro] critical_ns: is work done holding a lock, and op = "
+		"atomic_add "
+		"takes none: drop critical_ns or run a lock op (ticket_lock, tas_lock, ttas_lock, "
+		"mcs_lock, clh_lock)",
+	};
+	struct scenario *s;
+
+	expect_load_errors("[scenario]\nworkload = micro\n[workload.micro]\ncritical_ns = 100\n"
+			   "op = cas_add\n",
+			   NULL, 0, base, N(base));
+	expect_load_errors("[scenario]\nworkload = micro\n[workload.micro]\ncritical_ns = 100\n"
+			   "[sweep]\nworkload.micro.op = mcs_lock, atomic_add\n",
+			   NULL, 0, swept, N(swept));
+	write_tmp("[scenario]\nworkload = micro\n[workload.micro]\ncritical_ns = 100\n"
+		  "[sweep]\nworkload.micro.op = mcs_lock, ticket_lock\n");
+	s = load_ok(tmp_path, NULL, 0);
+	scenario_free(s);
+	remove_tmp();
+}
