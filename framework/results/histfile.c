@@ -433,7 +433,7 @@ int histfile_parse(const char *text, size_t len, const char *name, struct histfi
 	int ret = 0;
 
 	memset(hf, 0, sizeof(*hf));
-	if (memchr(text, '\0', len))
+	if (len && memchr(text, 0, len))
 		return bad(&p, "a NUL byte: not a text file; not a histograms.csv");
 	while (at < len && !ret) {
 		const char *s = text + at, *nl = memchr(s, '\n', len - at);
