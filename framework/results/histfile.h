@@ -13,15 +13,15 @@
  * count, min, max, sum and the sum of squares of the values (ns, ns^2) are those of the
  * histogram (stats/histogram.h), so its mean and standard deviation come back exactly; buckets
  * is the non-empty buckets, ascending, as "LOWER:COUNT" separated by one space, LOWER the
- * bucket's lowest value in ns (histogram.h's log-linear buckets: exact below 128 ns, 128 per
+ * bucket's lowest value in ns (histogram.h's log-linear buckets: exact below 128 ns, 64 per
  * power of two above). A histogram with no value has count 0, zeros and no bucket. Together
  * they rebuild the histogram bucket for bucket, so every percentile is the trial's own.
  *
  * The first line names the format and its version: a reader refuses any other. A trial's lines
- * are written before its trials.csv row (results.c), so a trial in trials.csv always has its
- * histograms; lines of a trial trials.csv lacks (a crash between the two writes) mean nothing
- * and are dropped by a resume. Library code: never prints; errors as -errno with the reason
- * in err.
+ * are written before its trials.csv row (results.c), so a trial in trials.csv has its
+ * histograms (unless writing them failed, a full disk: the row is kept all the same); lines of
+ * a trial trials.csv lacks (a crash between the two writes) mean nothing and are dropped by a
+ * resume. Library code: never prints; errors as -errno with the reason in err.
  */
 #ifndef IOMMULAB_HISTFILE_H
 #define IOMMULAB_HISTFILE_H

@@ -389,7 +389,10 @@ static void free_row(char **f, size_t n)
 	free(f);
 }
 
-/* t's histograms as histograms.csv lines, written before its trials.csv row (histfile.h). */
+/*
+ * t's histograms as histograms.csv lines, written before its trials.csv row (histfile.h); all
+ * of them or none.
+ */
 static int append_hist(struct results *r, const struct trial_result *t)
 {
 	struct histfile hf = { 0 };
@@ -455,11 +458,16 @@ int results_append(struct results *r, const struct trial_result *t)
 	}
 
 	off_t hist_before = r->hist_end;
-	int ret = append_hist(r, t);
+	int ret = 0;
 
+	/*
+	 * The histograms first, so that a trial in trials.csv has them. Should they fail (a
+	 * full disk), the row is written all the same: the trial is measured, and compare says
+	 * which trials lack a histogram.
+	 */
+	(void)append_hist(r, t);
 	/* fsync, not just fflush: a crash or power cut must not lose a finished trial. */
-	if (!ret &&
-	    (fwrite(line, 1, len, r->csv) != len || fflush(r->csv) || fsync(fileno(r->csv)))) {
+	if (fwrite(line, 1, len, r->csv) != len || fflush(r->csv) || fsync(fileno(r->csv))) {
 		ret = errno ? -errno : -EIO;
 		/* The trial is not in trials.csv: neither are its histograms. */
 		if (r->hist_fd >= 0 && !ftruncate(r->hist_fd, hist_before))

@@ -380,6 +380,33 @@ Test(histfile_dir, written_beside_trials_csv_and_resumed, .timeout = 60)
 	free(t);
 }
 
+Test(histfile_dir, a_trial_whose_histograms_fail_keeps_its_row, .timeout = 30)
+{
+	struct trial_result *t = malloc(sizeof(*t));
+	char err[512], *text;
+	struct results *r;
+
+	cr_assert_not_null(t);
+	r = results_create(tmp, &layout, err, sizeof(err));
+	cr_assert_not_null(r, "%s", err);
+	trial(t, 0);
+	cr_assert_eq(results_append(r, t), 0);
+	/* A name histograms.csv cannot hold: none of the trial's lines, its row all the same. */
+	trial(t, 1);
+	t->metrics[1].name = "fr ee";
+	cr_assert_eq(results_append(r, t), 0);
+	cr_assert_eq(results_n_rows(r), 2);
+	results_close(r);
+	text = slurp(HISTFILE_NAME);
+	cr_assert(strstr(text, "\n0,alloc,") && strstr(text, "\n0,free,"), "%s", text);
+	cr_assert_null(strstr(text, "\n1,"), "%s", text);
+	free(text);
+	text = slurp("trials.csv");
+	cr_assert(strstr(text, "\n1,"), "%s", text);
+	free(text);
+	free(t);
+}
+
 /* The values of h listed one by one, each as its bucket's index (a value per bucket). */
 static double *expand(const struct hist *h, size_t *n)
 {
