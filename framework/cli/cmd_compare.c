@@ -6,6 +6,12 @@
  * ran is listed as such. The repeats are grouped and averaged by results/aggregate.c (the
  * one place that does it), the tests are stats/compare.c.
  *
+ * Where both runs have histograms.csv (results/histfile.h), a second table compares the
+ * latency distributions themselves, per (plugin, point, metric), pooled over the ok repeats:
+ * p50 and p99 B/A and a Mann-Whitney U test of the bucketed values with its effect size (A12);
+ * a run without one (older results) is said once and compared on its means only. The exit
+ * status is the same either way.
+ *
  * Two runs are comparable when they run the same workload over the same x axes (the sweep's
  * keys); anything else that differs (engine, machine, a key of the scenario) is allowed and
  * said in a note above the table, since it is often what is being compared.
@@ -21,6 +27,7 @@
 #include "cli/cli.h"
 #include "results/aggregate.h"
 #include "results/csv.h"
+#include "results/histfile.h"
 #include "stats/compare.h"
 #include "util/array.h"
 #include "util/fs.h"
@@ -49,6 +56,10 @@ struct run {
 	struct agg_groups groups;
 	double *scratch;
 	long metric;
+	struct histfile hf; /* histograms.csv, when have_hist */
+	bool have_hist;
+	long c_trial;
+	size_t no_hist; /* ok rows with no histogram in it, seen by compare_distributions */
 };
 
 /* Which way is better for a metric, for the verdict's words. */
@@ -205,6 +216,30 @@ static int load_run(struct run *r)
 	}
 	free(path);
 	read_host(r);
+	return 0;
+}
+
+/* r's histograms.csv, if it has one (runs from before iommulab kept them have none). */
+static int load_hist(struct run *r)
+{
+	char err[1024];
+	char *path = util_asprintf("%s/%s", r->dir, HISTFILE_NAME);
+	int rc;
+
+	if (!path)
+		return EXIT_USAGE;
+	r->c_trial = csv_column(&r->t, "trial");
+	rc = histfile_read(path, &r->hf, err, sizeof(err));
+	free(path);
+	if (rc == -ENOENT || (!rc && r->c_trial < 0)) {
+		histfile_free(&r->hf);
+		return 0;
+	}
+	if (rc) {
+		fprintf(stderr, "iommulab compare: %s\n", err);
+		return EXIT_USAGE;
+	}
+	r->have_hist = true;
 	return 0;
 }
 
@@ -597,8 +632,176 @@ static int compare_runs(const struct run *a, const struct run *b, const char *me
 	return 0;
 }
 
+/* ---- latency distributions (histograms.csv) ------------------------------------------- */
+
+/*
+ * h = metric's histograms pooled over g's ok rows; each ok row without one counted in
+ * r->no_hist. Whether any row had one.
+ */
+static bool pool(struct run *r, const struct agg_group *g, const char *metric, struct hist *h)
+{
+	bool any = false;
+
+	hist_reset(h);
+	for (size_t i = 0; i < g->n_rows; i++) {
+		size_t row = g->rows[i], n;
+		const char *f = r->t.rows[row][r->c_trial];
+		char *end;
+		bool found = false;
+
+		if (!agg_row_ok(&r->at, row))
+			continue;
+		unsigned long trial = strtoul(f, &end, 10);
+		const size_t *at = *f && !*end ? histfile_find(&r->hf, trial, &n) : NULL;
+
+		for (size_t k = 0; at && k < n; k++) {
+			if (strcmp(r->hf.recs[at[k]].metric, metric))
+				continue;
+			histfile_rec_merge(h, &r->hf.recs[at[k]]);
+			found = true;
+		}
+		r->no_hist += !found;
+		any |= found;
+	}
+	return any;
+}
+
+/* The metrics the histograms of g's rows hold, in file order (up to max, into names). */
+static size_t group_metrics(const struct run *r, const struct agg_group *g, const char **names,
+			    size_t max)
+{
+	size_t n_names = 0;
+
+	for (size_t i = 0; i < g->n_rows; i++) {
+		const char *f = r->t.rows[g->rows[i]][r->c_trial];
+		char *end;
+		size_t n;
+		unsigned long trial = strtoul(f, &end, 10);
+		const size_t *at = *f && !*end ? histfile_find(&r->hf, trial, &n) : NULL;
+
+		for (size_t k = 0; at && k < n; k++) {
+			const char *m = r->hf.recs[at[k]].metric;
+			size_t j = 0;
+
+			while (j < n_names && strcmp(names[j], m))
+				j++;
+			if (j == n_names && n_names < max)
+				names[n_names++] = m;
+		}
+	}
+	return n_names;
+}
+
+static void format_ratio(char *buf, size_t len, uint64_t a, uint64_t b)
+{
+	if (a)
+		snprintf(buf, len, "%.3f", (double)b / (double)a);
+	else
+		snprintf(buf, len, "%s", b ? "-" : "1.000");
+}
+
+struct dist_tally {
+	size_t slower, faster, negligible, same, few;
+};
+
+/* One metric of one (plugin, point): a table line. */
+static void compare_metric(struct run *a, const struct agg_group *ga, struct run *b,
+			   const struct agg_group *gb, const char *metric, double alpha,
+			   struct hist *ha, struct hist *hb, struct dist_tally *t)
+{
+	char point[256], r50[32], r99[32], a12s[16] = "-", test[32] = "-";
+	const char *verdict;
+	struct stats_mwu u;
+	double a12;
+
+	if (!pool(a, ga, metric, ha) || !pool(b, gb, metric, hb))
+		return; /* a metric only one of them has */
+	format_point(a, ga, point, sizeof(point));
+	uint64_t a50 = hist_quantile(ha, 0.5), b50 = hist_quantile(hb, 0.5);
+	uint64_t a99 = hist_quantile(ha, 0.99), b99 = hist_quantile(hb, 0.99);
+
+	format_ratio(r50, sizeof(r50), a50, b50);
+	format_ratio(r99, sizeof(r99), a99, b99);
+	if (stats_mann_whitney_hist(ha, hb, &u, &a12)) {
+		verdict = "too few values";
+		t->few++;
+	} else {
+		snprintf(a12s, sizeof(a12s), "%.3f", a12);
+		snprintf(test, sizeof(test), "p=%.3g%s", u.p, u.all_tied ? " (all equal)" : "");
+		if (u.p >= alpha) {
+			verdict = "no significant difference";
+			t->same++;
+		} else if (a12 >= STATS_A12_SMALL) {
+			verdict = "slower";
+			t->slower++;
+		} else if (a12 <= 1 - STATS_A12_SMALL) {
+			verdict = "faster";
+			t->faster++;
+		} else {
+			verdict = "negligible shift";
+			t->negligible++;
+		}
+	}
+	printf("%-12s %-28s %-7s %10llu %10llu %-8s %10llu %10llu %-8s %-6s %-14s %s\n",
+	       group_row(a, ga)[a->c_plugin], point, metric, (unsigned long long)a50,
+	       (unsigned long long)b50, r50, (unsigned long long)a99, (unsigned long long)b99, r99,
+	       a12s, test, verdict);
+}
+
+/*
+ * Per (plugin, point) both ran and per latency metric, the histograms of the ok repeats pooled
+ * in each run, compared: p50 and p99 B/A, and the Mann-Whitney U test of the two distributions
+ * from their buckets with its effect size (stats_mann_whitney_hist). A difference is named
+ * only when it is significant and at least a small effect: with thousands of correlated ops a
+ * trial, p alone flags shifts nobody would call a change.
+ */
+static int compare_distributions(struct run *a, struct run *b, double alpha)
+{
+	struct hist *ha = malloc(sizeof(*ha)), *hb = malloc(sizeof(*hb));
+	struct dist_tally t = { 0 };
+
+	if (!ha || !hb) {
+		free(ha);
+		free(hb);
+		return -ENOMEM;
+	}
+	printf("\nlatency distributions (%s), pooled over the ok repeats: p50 and p99 in ns, B/A "
+	       "of each; A12 = P(B's latency > A's); two-sided Mann-Whitney U of the bucketed "
+	       "values (ties within a bucket, normal approximation); slower/faster when p < %g "
+	       "and A12 is at least a small effect (>= %.2f or <= %.2f, Vargha-Delaney)\n",
+	       HISTFILE_NAME, alpha, STATS_A12_SMALL, 1 - STATS_A12_SMALL);
+	printf("%-12s %-28s %-7s %10s %10s %-8s %10s %10s %-8s %-6s %-14s %s\n", "plugin", "point",
+	       "metric", "A p50", "B p50", "B/A", "A p99", "B p99", "B/A", "A12", "Mann-Whitney",
+	       "verdict");
+	for (size_t i = 0; i < a->groups.n; i++) {
+		const struct agg_group *ga = &a->groups.g[i], *gb = find_group(a, ga, b);
+		const char *metrics[8]; /* a workload has up to 4 (trial.h) */
+		size_t n;
+
+		if (!gb)
+			continue;
+		n = group_metrics(a, ga, metrics, sizeof(metrics) / sizeof(metrics[0]));
+		for (size_t m = 0; m < n; m++)
+			compare_metric(a, ga, b, gb, metrics[m], alpha, ha, hb, &t);
+	}
+	free(ha);
+	free(hb);
+	printf("\ndistributions: %zu compared: %zu slower in B, %zu faster in B, %zu negligible "
+	       "shift, %zu no significant difference, %zu too few values\n",
+	       t.slower + t.faster + t.negligible + t.same + t.few, t.slower, t.faster,
+	       t.negligible, t.same, t.few);
+	for (const struct run *r = a; r; r = r == a ? b : NULL)
+		if (r->no_hist)
+			printf("note: %zu ok trial-metric(s) of %s (%s) have no histogram in its "
+			       "%s: "
+			       "left out of the distributions\n",
+			       r->no_hist, r->label, r->dir, HISTFILE_NAME);
+	return 0;
+}
+
 static void run_free(struct run *r)
 {
+	histfile_free(&r->hf);
 	for (size_t i = 0; i < r->n_scen; i++) {
 		free(r->scen[i].key);
 		free(r->scen[i].value);
@@ -649,7 +852,8 @@ int cmd_compare(int argc, char **argv, struct cli_common *c)
 	a.dir = argv[optind];
 	b.dir = argv[optind + 1];
 
-	if (load_run(&a) || load_run(&b) || check_comparable(&a, &b))
+	if (load_run(&a) || load_run(&b) || check_comparable(&a, &b) || load_hist(&a) ||
+	    load_hist(&b))
 		goto out;
 	ra = check_metric(&a, metric);
 	rb = check_metric(&b, metric);
@@ -679,7 +883,13 @@ int cmd_compare(int argc, char **argv, struct cli_common *c)
 							  : "neither better",
 	       alpha);
 	print_differences(&a, &b);
-	if (compare_runs(&a, &b, metric, alpha)) {
+	for (const struct run *r = &a; r; r = r == &a ? &b : NULL)
+		if (!r->have_hist)
+			printf("note: %s (%s) has no %s (a run from before iommulab kept the "
+			       "latency histograms): only the means are compared\n",
+			       r->label, r->dir, HISTFILE_NAME);
+	if (compare_runs(&a, &b, metric, alpha) ||
+	    (a.have_hist && b.have_hist && compare_distributions(&a, &b, alpha))) {
 		fprintf(stderr, "iommulab compare: out of memory\n");
 		goto out;
 	}

@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "results/csv.h"
+#include "results/histfile.h"
 #include "results/merge.h"
 #include "results/results.h"
 #include "run/runner.h"
@@ -25,6 +26,8 @@
 struct merge_input {
 	const char *dir;
 	char csv_path[4200];
+	struct histfile hist; /* its histograms.csv */
+	bool has_hist;
 	char *scenario, *plugins, *machine;
 	unsigned shard, n_shards; /* n_shards 0: a whole run */
 	size_t shard_total;
@@ -103,8 +106,27 @@ static int read_input(struct merge_input *in, const char *dir)
 	return 0;
 }
 
+/* The input's histograms.csv: absent (a run from before they were kept) is no error. */
+static int read_hist(struct merge_input *in)
+{
+	char path[4200], err[1024];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", in->dir, HISTFILE_NAME);
+	rc = histfile_read(path, &in->hist, err, sizeof(err));
+	if (rc == -ENOENT)
+		return 0;
+	if (rc) {
+		fprintf(stderr, "iommulab merge: %s; nothing was written\n", err);
+		return -1;
+	}
+	in->has_hist = true;
+	return 0;
+}
+
 static void free_input(struct merge_input *in)
 {
+	histfile_free(&in->hist);
 	free(in->scenario);
 	free(in->plugins);
 	free(in->machine);
@@ -224,6 +246,7 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 	struct csv_table *csv = NULL;
 	const char **names = NULL;
 	struct merge_table mt = { 0 };
+	struct histfile *hists = NULL; /* shallow copies of in[i].hist */
 	struct cli_parser p;
 	bool partial = false;
 	size_t n = 0, n_read = 0;
@@ -256,6 +279,11 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 			free_input(m);
 			goto out;
 		}
+		if (read_hist(m)) {
+			free_input(m);
+			csv_free(&csv[n_read]);
+			goto out;
+		}
 	}
 	s = cli_load_run_scenario(c, in[0].dir, &reg);
 	if (!s)
@@ -282,6 +310,24 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 			"(trial %s): `iommulab run --resume %s` runs them\n",
 			missing, total, err, out);
 
+	/* The inputs' histograms, one array as merge_write_hist takes them; all or none. */
+	hists = calloc(n, sizeof(*hists));
+	if (!hists)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (in[i].has_hist) {
+			hists[i] = in[i].hist;
+			continue;
+		}
+		fprintf(stderr,
+			"iommulab merge: warning: %s has no %s (a run from before iommulab kept "
+			"them): the merge has none, and compare reads only its means\n",
+			in[i].dir, HISTFILE_NAME);
+		free(hists);
+		hists = NULL;
+		break;
+	}
+
 	char now[64];
 	time_t t = time(NULL);
 	struct tm tm;
@@ -292,7 +338,7 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 				     .started = now,
 				     .finished = now,
 				     .interrupted = missing > 0 };
-	if (merge_write(out, &mt, &meta, err, sizeof(err))) {
+	if (merge_write_hist(out, &mt, hists, &meta, err, sizeof(err))) {
 		fprintf(stderr, "iommulab merge: %s\n", err);
 		goto out;
 	}
@@ -304,7 +350,8 @@ int cmd_merge(int argc, char **argv, struct cli_common *c)
 	cli_print_summary(out, s, NULL);
 	if (cli_write_summary_file(out, s, NULL))
 		fprintf(stderr, "iommulab merge: warning: could not write %s/summary.txt\n", out);
-	printf("\nresults: %s/ (trials.csv, summary.json)\n", out);
+	printf("\nresults: %s/ (trials.csv, %ssummary.json)\n", out,
+	       hists ? HISTFILE_NAME ", " : "");
 	cli_render_plots(out, 0);
 	size_t failed = count_failed(&mt);
 	if (failed)
@@ -319,6 +366,7 @@ out:
 		free_input(&in[i]);
 		csv_free(&csv[i]);
 	}
+	free(hists);
 	free(in);
 	free(csv);
 	free(names);

@@ -401,8 +401,40 @@ static int append_text_row(struct results *r, char *const *fields)
 	return 0;
 }
 
+/* Each row's trial's records from its input, in row order, appended to histograms.csv. */
+static int write_hists(struct results *r, const struct merge_table *t, const struct histfile *hists)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+	int ret;
+
+	if (!m)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_rows; i++) {
+		size_t n;
+		const size_t *at = histfile_find(&hists[t->from[i]], t->trial[i], &n);
+
+		for (size_t k = 0; k < n; k++)
+			histfile_write_rec(m, &hists[t->from[i]].recs[at[k]]);
+	}
+	if (fclose(m)) {
+		free(text);
+		return -ENOMEM;
+	}
+	ret = results_append_hist_text(r, text, len);
+	free(text);
+	return ret;
+}
+
 int merge_write(const char *dir, const struct merge_table *t, const struct results_meta *meta,
 		char *err, size_t err_len)
+{
+	return merge_write_hist(dir, t, NULL, meta, err, err_len);
+}
+
+int merge_write_hist(const char *dir, const struct merge_table *t, const struct histfile *hists,
+		     const struct results_meta *meta, char *err, size_t err_len)
 {
 	struct results_layout l;
 	struct results_meta m = *meta;
@@ -414,7 +446,7 @@ int merge_write(const char *dir, const struct merge_table *t, const struct resul
 		snprintf(err, err_len, "the merged columns are not a trials.csv layout: %s", why);
 		return ret;
 	}
-	r = results_create(dir, &l, err, err_len);
+	r = results_create_opt(dir, &l, hists != NULL, err, err_len);
 	if (!r) {
 		ret = errno ? -errno : -EIO;
 		goto out;
@@ -431,6 +463,10 @@ int merge_write(const char *dir, const struct merge_table *t, const struct resul
 		ret = -errno;
 	if (ret) {
 		snprintf(err, err_len, "%s/trials.csv: %s", dir, strerror(-ret));
+		goto out;
+	}
+	if (hists && (ret = write_hists(r, t, hists)) != 0) {
+		snprintf(err, err_len, "%s/" HISTFILE_NAME ": %s", dir, strerror(-ret));
 		goto out;
 	}
 	if (!m.x_key && l.n_axes)

@@ -7,7 +7,8 @@
  * input has inserted after the column it follows there, so each family of columns stays
  * together as results.h lays them out); a row leaves the columns its input lacks empty. The
  * rows are ordered by their trial column: a shard's rows carry their index in the whole sweep
- * (runner.h), so the merged rows come out as the unsharded run wrote them. Library code:
+ * (runner.h), so the merged rows come out as the unsharded run wrote them; so do their
+ * histograms (histograms.csv, keyed by the same trial numbers: nothing to renumber). Library code:
  * never prints; errors as -errno with the reason in err.
  */
 #ifndef IOMMULAB_MERGE_H
@@ -16,6 +17,7 @@
 #include <stddef.h>
 
 #include "results/csv.h"
+#include "results/histfile.h"
 #include "results/results.h"
 
 struct merge_table {
@@ -60,5 +62,14 @@ void merge_layout_free(struct results_layout *l);
  */
 int merge_write(const char *dir, const struct merge_table *t, const struct results_meta *meta,
 		char *err, size_t err_len);
+
+/*
+ * merge_write, and histograms.csv (histfile.h) beside trials.csv from the inputs' own: hists[i]
+ * is input i's (as t->from numbers the inputs), and each row brings its trial's records from
+ * its input, so the file comes out as the unsharded run wrote it. hists NULL: no
+ * histograms.csv (some input has none). 0 or -errno with err set.
+ */
+int merge_write_hist(const char *dir, const struct merge_table *t, const struct histfile *hists,
+		     const struct results_meta *meta, char *err, size_t err_len);
 
 #endif /* IOMMULAB_MERGE_H */

@@ -52,6 +52,7 @@ struct trial_noise {
 struct trial_metric {
 	const char *name;
 	struct lat_summary lat; /* ns */
+	struct hist hist; /* the merged histogram lat summarizes: histograms.csv (histfile.h) */
 };
 
 struct trial_counter {

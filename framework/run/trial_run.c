@@ -278,6 +278,7 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 	for (uint32_t m = 0; all && m < n_metrics; m++) {
 		res->metrics[m].name = t->workload->metrics[m];
 		hist_summarize(&all[m], &res->metrics[m].lat);
+		res->metrics[m].hist = all[m];
 	}
 	if (all && t->workload->harness_think_ns) {
 		/* What the loop spends outside every latency and think time (the ops' timestamps

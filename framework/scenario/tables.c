@@ -450,8 +450,8 @@ static const struct lab_param wl_micro_params[] = {
 	P(scenario_wl_micro, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "local work after each op (0: back to back)"),
 	P(scenario_wl_micro, critical_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
-	  "lock ops: local work while holding the lock (0: only the increment); atomic_add and "
-	  "cas_add hold no lock and ignore it"),
+	  "lock ops: local work while holding the lock (0: only the increment); refused with "
+	  "atomic_add and cas_add, which hold no lock"),
 	P(scenario_wl_micro, mode, LAB_PARAM_ENUM, "latency", 0, 0, micro_mode_choices,
 	  "latency: each op timed (one chained timestamp); throughput: no clock read inside the "
 	  "window, ns per op per thread = window / ops, as lockhammer"),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * compare -- the statistics behind `iommulab compare`: the two-sided Mann-Whitney U test of
- * two sets of repeats, and the ratio of two means with its 95% interval.
+ * two sets of repeats (or of two latency histograms), and the ratio of two means with its 95%
+ * interval.
  *
  * Mann-Whitney follows scipy.stats.mannwhitneyu (method "auto", use_continuity=True): U is
  * the first sample's statistic (the number of pairs (a, b) with a > b, ties counting one
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "stats/histogram.h"
 #include "stats/stats.h"
 
 /* scipy's "auto" rule: exact when either sample has at most 8 values (and there are no ties). */
@@ -47,6 +49,24 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 /* The same, always with the normal approximation (to test it, and for callers that want it). */
 int stats_mann_whitney_normal(const double *a, size_t na, const double *b, size_t nb,
 			      struct stats_mwu *out);
+
+/*
+ * The two-sided Mann-Whitney U test of the values of two latency histograms (histogram.h),
+ * from their bucket counts: the values are known to their bucket only, so each bucket's values
+ * tie (their rank is the bucket's mid-rank), and the p value is the normal approximation with
+ * the tie correction and the continuity correction, exactly what stats_mann_whitney_normal
+ * gives for the values listed one by one, each replaced by its bucket. The values of a trial
+ * are not independent draws (an op's latency depends on the ones before it), so with
+ * thousands of them p is small for any real difference however slight: read it with a12.
+ * *a12 = P(b's value > a's) + P(equal) / 2 = U_b / (na nb), Vargha and Delaney's A (0.5: no
+ * shift; STATS_A12_SMALL and above, or 1 - that and below: at least a small effect).
+ * -EINVAL when either has fewer than 2 values.
+ */
+int stats_mann_whitney_hist(const struct hist *a, const struct hist *b, struct stats_mwu *out,
+			    double *a12);
+
+/* Vargha and Delaney (2000): A of 0.56, 0.64 and 0.71 are a small, medium and large effect. */
+#define STATS_A12_SMALL 0.56
 
 /* "exact" or "normal". */
 const char *stats_mwu_method_name(enum stats_mwu_method m);

@@ -10,6 +10,10 @@
  *           sweep point up to a cap).
  * csv:      the input is a trials.csv (csv_read, as `iommulab plot` reads it).
  * topology: the input is a latency matrix (sim_topology_load, [machine] topology = ...).
+ * histfile: the input is a histograms.csv (histfile_parse, as compare, merge and a resume read
+ *           it, straight from the input's bytes: no NUL after them); what it accepts must
+ *           rebuild into histograms and be written back as the same bytes (the format has one
+ *           spelling per histogram), else the harness traps.
  */
 #ifndef IOMMULAB_FUZZ_TARGETS_H
 #define IOMMULAB_FUZZ_TARGETS_H
@@ -22,6 +26,7 @@
 #include <unistd.h>
 
 #include "results/csv.h"
+#include "results/histfile.h"
 #include "scenario/scenario.h"
 #include "engine/sim/sim.h"
 
@@ -220,6 +225,42 @@ static inline int fuzz_topology_one(const uint8_t *data, size_t len)
 		(void)sum;
 		sim_topology_free(&t);
 	}
+	return 0;
+}
+
+static inline int fuzz_histfile_one(const uint8_t *data, size_t len)
+{
+	struct histfile hf;
+	struct hist *h;
+	char err[512], *text = NULL;
+	size_t text_len = 0;
+	FILE *m;
+
+	if (histfile_parse((const char *)data, len, "fuzz", &hf, err, sizeof(err)))
+		return 0;
+	h = malloc(sizeof(*h));
+	m = open_memstream(&text, &text_len);
+	if (h && m) {
+		histfile_write_header(m);
+		for (size_t i = 0; i < hf.n; i++) {
+			size_t n;
+
+			hist_reset(h);
+			histfile_rec_merge(h, &hf.recs[i]);
+			(void)hist_quantile(h, 0.99);
+			(void)hist_stddev(h);
+			(void)histfile_find(&hf, hf.recs[i].trial, &n);
+			histfile_write_rec(m, &hf.recs[i]);
+		}
+		fclose(m);
+		if (text_len != len || memcmp(text, data, len))
+			__builtin_trap(); /* accepted, but not as the writer spells it */
+	} else if (m) {
+		fclose(m);
+	}
+	free(text);
+	free(h);
+	histfile_free(&hf);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # shard_merge.sh -- run --shard, merge and report through the command line: which trials a
-# shard runs, bad K/N, shards merged in any order equal to the unsharded run byte for byte,
-# runs of another scenario or other plugin builds refused naming the difference, overlapping
-# and missing trials, --partial, a shard resumed, and report on a shard and a merge.
+# shard runs, bad K/N, shards merged in any order equal to the unsharded run byte for byte
+# (trials.csv and histograms.csv), runs of another scenario or other plugin builds refused
+# naming the difference, overlapping and missing trials, --partial, a shard resumed, shards
+# without or with a damaged histograms.csv, and report on a shard and a merge.
 #
 #   shard_merge.sh SOURCE_DIR IOMMULAB
 set -uo pipefail
@@ -52,6 +53,8 @@ done
 lab merge "$tmp/m" "$tmp/s2" "$tmp/s0" "$tmp/s1" >"$tmp/m.out" 2>"$tmp/m.log" ||
 	fail "merge: $(tail -3 "$tmp/m.log")"
 cmp "$tmp/serial/trials.csv" "$tmp/m/trials.csv" || fail "merged trials.csv != serial"
+cmp "$tmp/serial/histograms.csv" "$tmp/m/histograms.csv" || fail "merged histograms.csv != serial"
+[ "$(($(wc -l <"$tmp/serial/histograms.csv") - 2))" -eq 12 ] || fail "not one histogram per trial"
 cmp <(grep -v '"meta":' "$tmp/serial/summary.json") <(grep -v '"meta":' "$tmp/m/summary.json") ||
 	fail "merged summary.json != serial"
 cmp "$tmp/serial/scenario.ini" "$tmp/m/scenario.ini" || fail "merged scenario.ini"
@@ -93,6 +96,18 @@ expect 0 "$tmp/pa.log" "warning: 4 of the sweep's 12 trials are missing (trial 1
 lab run --resume "$tmp/pa" -j 2 >/dev/null 2>"$tmp/pa-resume.log" || fail "resume of a partial merge"
 cmp "$tmp/serial/trials.csv" <(head -1 "$tmp/pa/trials.csv"; tail -n +2 "$tmp/pa/trials.csv" | sort -t, -k1,1n) ||
 	fail "partial merge + resume != serial"
+cmp "$tmp/serial/histograms.csv" <(head -2 "$tmp/pa/histograms.csv"; tail -n +3 "$tmp/pa/histograms.csv" | sort -s -t, -k1,1n) ||
+	fail "partial merge + resume: histograms.csv != serial"
+# A shard from before histograms.csv: the merge has none, and says so.
+cp -r "$tmp/s1" "$tmp/s1old"
+rm "$tmp/s1old/histograms.csv"
+expect 0 "$tmp/old.log" "s1old has no histograms.csv" lab merge "$tmp/mold" "$tmp/s0" "$tmp/s1old" "$tmp/s2"
+[ ! -e "$tmp/mold/histograms.csv" ] || fail "a merge with an input without histograms wrote some"
+cmp "$tmp/serial/trials.csv" "$tmp/mold/trials.csv" || fail "merge without histograms: trials.csv"
+# A damaged one is refused with its line.
+cp -r "$tmp/s1" "$tmp/s1bad"
+sed -i '3s/,op,/,op,x/' "$tmp/s1bad/histograms.csv"
+expect 2 "$tmp/bad.log" "s1bad/histograms.csv:3: count 'x" lab merge "$tmp/mbad" "$tmp/s0" "$tmp/s1bad" "$tmp/s2"
 
 # A shard stopped part way is resumed as that shard (from its shard.txt).
 cp -r "$tmp/s1" "$tmp/s1r"
@@ -101,6 +116,7 @@ expect 2 "$tmp/rs.log" "holds shard 1/3, not --shard 2/3" lab run --resume "$tmp
 lab run --resume "$tmp/s1r" -j 1 >/dev/null 2>"$tmp/rs.log" || fail "resume of a shard: $(tail -2 "$tmp/rs.log")"
 grep -qF "2 trials were already done, 2 run now" "$tmp/rs.log" || fail "resume of a shard: $(tail -2 "$tmp/rs.log")"
 cmp "$tmp/s1/trials.csv" "$tmp/s1r/trials.csv" || fail "resumed shard != shard"
+cmp "$tmp/s1/histograms.csv" "$tmp/s1r/histograms.csv" || fail "resumed shard's histograms.csv != shard's"
 
 # More shards than trials: the extra ones are empty and merge all the same.
 for k in $(seq 0 12); do
@@ -108,4 +124,5 @@ for k in $(seq 0 12); do
 done
 lab merge "$tmp/m13" $(for k in $(seq 0 12); do echo "$tmp/t$k"; done) >/dev/null 2>&1 || fail "merge of 13"
 cmp "$tmp/serial/trials.csv" "$tmp/m13/trials.csv" || fail "13 shards merged != serial"
+cmp "$tmp/serial/histograms.csv" "$tmp/m13/histograms.csv" || fail "13 shards' histograms merged != serial"
 echo "PASS"

@@ -1275,6 +1275,20 @@ Test(cli, ctrl_c_under_jobs_then_resume_gives_the_uninterrupted_rows, .timeout =
 	sort_lines(whole);
 	sort_lines(twice);
 	cr_assert_str_eq(whole, twice, "Ctrl-C twice + --resume under -j 2 changed the rows");
+	/* And histograms.csv, each trial's lines written before its row: the same lines. */
+	char path[400], *hist_whole, *hist_twice;
+
+	snprintf(path, sizeof(path), "%s/whole/histograms.csv", tmp);
+	hist_whole = strdup(cli_slurp_path(path));
+	snprintf(path, sizeof(path), "%s/once/histograms.csv", tmp);
+	cr_assert_str_eq(hist_whole, cli_slurp_path(path), "Ctrl-C + --resume: histograms.csv");
+	snprintf(path, sizeof(path), "%s/twice/histograms.csv", tmp);
+	hist_twice = strdup(cli_slurp_path(path));
+	sort_lines(hist_whole);
+	sort_lines(hist_twice);
+	cr_assert_str_eq(hist_whole, hist_twice, "Ctrl-C twice + --resume: histograms.csv");
+	free(hist_whole);
+	free(hist_twice);
 	free(whole);
 	free(once);
 	free(twice);

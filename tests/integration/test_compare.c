@@ -4,7 +4,10 @@
  * copy under another seed (no significant difference) and with one whose think time is
  * longer (slower, p < 0.05); too few repeats, points only one run has, and the bad input
  * that must exit 2 with its reason (missing dir, a damaged trials.csv with file:line, an
- * unknown metric naming the available ones, runs on different x axes or workloads).
+ * unknown metric naming the available ones, runs on different x axes or workloads); and the
+ * latency distributions of histograms.csv: none changed between runs of one scenario, biglock
+ * slower with a slower CMD_SYNC, results without the file compared on their means, a cut or
+ * foreign file refused.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -214,4 +217,111 @@ Test(compare, bad_input_exits_2_with_the_reason, .timeout = 300)
 	sim_run("iova", "2", "scenario.workload=iova", "plugins.iova=depotless");
 	cr_assert_eq(compare("a", "iova", NULL, NULL), 2);
 	cr_assert(strstr(cli_slurp("err.txt"), "(workload cmdq) with"), "%s", cli_slurp("err.txt"));
+}
+
+/* The distributions table's line of plugin's op latency at scenario.cpus=cpus. */
+static const char *dist_line_of(const char *plugin, const char *cpus)
+{
+	static char line[512];
+	char want[128];
+	const char *s = strstr(cli_slurp("out.txt"), "\nlatency distributions");
+
+	cr_assert_not_null(s, "no distributions table in:\n%s", cli_slurp("out.txt"));
+	snprintf(want, sizeof(want), "scenario.cpus=%s ", cpus);
+	while (s && *s) {
+		const char *nl = strchr(s, '\n');
+		size_t len = nl ? (size_t)(nl - s) : strlen(s);
+
+		if (len < sizeof(line)) {
+			memcpy(line, s, len);
+			line[len] = '\0';
+			if (!strncmp(line, plugin, strlen(plugin)) && line[strlen(plugin)] == ' ' &&
+			    strstr(line, want) && strstr(line, " op "))
+				return line;
+		}
+		s = nl ? nl + 1 : NULL;
+	}
+	cr_assert_fail("no distribution line for %s at %s CPUs in:\n%s", plugin, cpus,
+		       cli_slurp("out.txt"));
+	return NULL;
+}
+
+Test(compare, latency_distributions_from_histograms_csv, .timeout = 300)
+{
+	char cmd[1024];
+	const char *l;
+
+	sim_run("a", "3", NULL, NULL);
+	sim_run("same", "3", NULL, NULL);
+	sim_run("seed", "3", "scenario.seed=7", NULL);
+	/* A slower CMD_SYNC: biglock's every op waits for one, null never touches the device. */
+	sim_run("slow", "3", "smmu.sync_ns=800", NULL);
+
+	/* The sim is exact for a seed: the same run twice is the same histograms, byte for byte. */
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s/a/histograms.csv' '%s/same/histograms.csv'", tmp,
+		 tmp);
+	cr_assert_eq(system(cmd), 0, "two runs of one sim scenario wrote other histograms");
+	cr_assert_eq(compare("a", "same", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
+	for (const char *const *cpus = (const char *const[]){ "1", "2", NULL }; *cpus; cpus++) {
+		l = dist_line_of("biglock", *cpus);
+		cr_assert(strstr(l, " 0.500 ") && strstr(l, "p=1") &&
+				  strstr(l, "no significant difference"),
+			  "%s", l);
+	}
+	cr_assert(strstr(cli_slurp("out.txt"), "two-sided Mann-Whitney U of the bucketed values"));
+	cr_assert(strstr(cli_slurp("out.txt"), "distributions: 4 compared: 0 slower in B, 0 "
+					       "faster in B"),
+		  "%s", cli_slurp("out.txt"));
+
+	/* Another seed: other ops, the same distribution; no change is named. */
+	cr_assert_eq(compare("a", "seed", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
+	for (const char *const *cpus = (const char *const[]){ "1", "2", NULL }; *cpus; cpus++) {
+		l = dist_line_of("biglock", *cpus);
+		cr_assert_null(strstr(l, "slower"), "%s", l);
+		cr_assert_null(strstr(l, "faster"), "%s", l);
+	}
+
+	/* The slower device: biglock's latencies are higher at every point, null's the same. */
+	cr_assert_eq(compare("a", "slow", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
+	for (const char *const *cpus = (const char *const[]){ "1", "2", NULL }; *cpus; cpus++) {
+		l = dist_line_of("biglock", *cpus);
+		cr_assert(strstr(l, "slower"), "%s", l);
+		cr_assert_lt(p_of(l), 0.05, "%s", l);
+		cr_assert(strstr(dist_line_of("null", *cpus), "no significant difference"), "%s",
+			  dist_line_of("null", *cpus));
+	}
+	cr_assert(strstr(cli_slurp("out.txt"), "distributions: 4 compared: 2 slower in B, 0 "
+					       "faster in B"),
+		  "%s", cli_slurp("out.txt"));
+	cr_assert_eq(compare("slow", "a", NULL, NULL), 0);
+	cr_assert(strstr(dist_line_of("biglock", "1"), "faster"), "%s",
+		  dist_line_of("biglock", "1"));
+
+	/* Older results without histograms.csv: said once, the means compared as before. */
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/a' '%s/old' && rm '%s/old/histograms.csv'", tmp, tmp,
+		 tmp);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(compare("a", "old", NULL, NULL), 0, "%s", cli_slurp("err.txt"));
+	cr_assert(strstr(cli_slurp("out.txt"), "B (") &&
+			  strstr(cli_slurp("out.txt"), "/old) has no histograms.csv"),
+		  "%s", cli_slurp("out.txt"));
+	cr_assert_null(strstr(cli_slurp("out.txt"), "latency distributions"));
+	cr_assert(strstr(line_of("biglock", "1"), "no significant difference"));
+
+	/* Cut short in its last line, or of another version: exit 2, with the line and why. */
+	snprintf(cmd, sizeof(cmd),
+		 "cp -r '%s/a' '%s/cut' && head -c -9 '%s/a/histograms.csv' > "
+		 "'%s/cut/histograms.csv'",
+		 tmp, tmp, tmp, tmp);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(compare("a", "cut", NULL, NULL), 2);
+	cr_assert(strstr(cli_slurp("err.txt"), "/cut/histograms.csv:14: the last line has no "
+					       "newline"),
+		  "%s", cli_slurp("err.txt"));
+	snprintf(cmd, sizeof(cmd), "sed -i '1s/v1/v2/' '%s/cut/histograms.csv'", tmp);
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(compare("cut", "a", NULL, NULL), 2);
+	cr_assert(strstr(cli_slurp("err.txt"), "/cut/histograms.csv:1: '# iommulab histograms "
+					       "v2': this iommulab reads version 1"),
+		  "%s", cli_slurp("err.txt"));
 }

@@ -81,6 +81,12 @@ Test(fuzz_regressions, topology, .timeout = 60)
 	replay_dir(SRC "tests/fuzz/regressions/topology", fuzz_topology_one);
 }
 
+Test(fuzz_regressions, histfile, .timeout = 60)
+{
+	cr_assert_geq(replay_dir(SRC "tests/fuzz/seeds/histfile", fuzz_histfile_one), 2);
+	replay_dir(SRC "tests/fuzz/regressions/histfile", fuzz_histfile_one);
+}
+
 /* The harness's own input format: an INI, then "--set" and one override per line. */
 Test(fuzz_regressions, scenario_sets_are_applied, .timeout = 30)
 {
