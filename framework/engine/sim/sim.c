@@ -172,7 +172,24 @@ static inline bool sharer_has(const struct sim_line *l, uint32_t id)
 
 static inline void sharer_set(struct sim_line *l, uint32_t id)
 {
-	l->sharers[id / 64] |= 1ull << (id % 64);
+	uint8_t w = (uint8_t)(id / 64);
+
+	l->sharers[w] |= 1ull << (id % 64);
+	if (l->sh_hi < l->sh_lo) {
+		l->sh_lo = l->sh_hi = w;
+	} else {
+		l->sh_lo = w < l->sh_lo ? w : l->sh_lo;
+		l->sh_hi = w > l->sh_hi ? w : l->sh_hi;
+	}
+}
+
+/* No CPU holds a copy any more: only the words that may have a bit are cleared. */
+static inline void sharers_clear(struct sim_line *l)
+{
+	for (uint32_t w = l->sh_lo; w <= l->sh_hi; w++)
+		l->sharers[w] = 0;
+	l->sh_lo = 1;
+	l->sh_hi = 0;
 }
 
 static inline uint64_t lat(const struct sim *s, uint32_t a, uint32_t b)
@@ -185,7 +202,7 @@ static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, 
 {
 	uint64_t worst = 0;
 
-	for (uint32_t w = 0; w < SHARER_WORDS; w++) {
+	for (uint32_t w = l->sh_lo; w <= l->sh_hi; w++) {
 		uint64_t bits = l->sharers[w];
 		while (bits) {
 			uint32_t other = w * 64 + (uint32_t)__builtin_ctzll(bits);
@@ -277,7 +294,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 	} else if (kind == ACC_LOAD) {
 		latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
 		if (owner >= 0) {
-			memset(l->sharers, 0, sizeof(l->sharers));
+			sharers_clear(l);
 			sharer_set(l, (uint32_t)owner);
 		}
 		sharer_set(l, id);
@@ -319,7 +336,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 			 * per attempt.
 			 */
 			latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
-			memset(l->sharers, 0, sizeof(l->sharers));
+			sharers_clear(l);
 			l->owner = (int32_t)id;
 			l->last_rmw = id + 1;
 			me->far_seen = true;
@@ -334,7 +351,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 					  : sharers_farthest(s, l, id);
 		else
 			latency = s->home_ps;
-		memset(l->sharers, 0, sizeof(l->sharers));
+		sharers_clear(l);
 		l->owner = far ? LINE_HOME : (int32_t)id;
 		if (rmw)
 			l->last_rmw = id + 1;
@@ -476,7 +493,7 @@ void sim_agent_wrote(const void *p, size_t len)
 	for (; a < end; a += 64) {
 		struct sim_line *l = line_of(s, (const void *)a);
 		l->owner = LINE_DEVICE;
-		memset(l->sharers, 0, sizeof(l->sharers));
+		sharers_clear(l);
 	}
 }
 
@@ -583,8 +600,9 @@ static void device_wakeups(struct sim *s, uint64_t now)
 	uint64_t cand[SHARER_WORDS], p;
 	uint32_t words = (s->ncpus + 63) / 64;
 
-	if (!s->agent || !s->agent->progress)
+	if (!s->agent_moved || !s->agent || !s->agent->progress)
 		return;
+	s->agent_moved = false;
 	p = s->agent->progress(s->agent->arg);
 	if (p == s->agent_progress)
 		return;
@@ -613,7 +631,7 @@ static void device_wakeups(struct sim *s, uint64_t now)
 				 * home. */
 				struct sim_line *l = line_of(s, x->watch);
 				l->owner = LINE_DEVICE;
-				memset(l->sharers, 0, sizeof(l->sharers));
+				sharers_clear(l);
 			}
 			make_runnable(s, x, now);
 		}
@@ -777,6 +795,7 @@ static void run_agent(struct sim *s, uint64_t due)
 	s->agent->advance(s->agent->arg);
 	s->in_agent = false;
 	s->agent_stale = true;
+	s->agent_moved = true;
 	device_wakeups(s, due);
 }
 

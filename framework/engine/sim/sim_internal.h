@@ -41,10 +41,16 @@ struct sim_line {
 	uint32_t last_rmw;   /* the CPU + 1 that did the last read-modify-write; 0: none */
 	bool contended;	     /* atomics from two CPUs have met here (adaptive: far from now on) */
 	uint16_t n_watchers; /* CPUs whose parked wait also read this line (watchers) */
-	bool w_set;	     /* w_*: the last write priced on the line, until it takes effect */
-	uint8_t w_off;	     /* its word's byte offset in the line */
-	uint64_t w_val;	     /* the value it leaves there */
-	uint64_t w_at;	     /* ps: when it takes effect (its writer's completion) */
+	/*
+	 * The words of sharers[] that may have a bit set: sh_lo..sh_hi (none when sh_hi <
+	 * sh_lo), so clearing and scanning the set costs the words in use, not SHARER_WORDS
+	 * (16 at every N).
+	 */
+	uint8_t sh_lo, sh_hi;
+	bool w_set;	/* w_*: the last write priced on the line, until it takes effect */
+	uint8_t w_off;	/* its word's byte offset in the line */
+	uint64_t w_val; /* the value it leaves there */
+	uint64_t w_at;	/* ps: when it takes effect (its writer's completion) */
 	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
 	uint64_t watchers[SHARER_WORDS];
 };
@@ -141,6 +147,11 @@ struct sim {
 	const struct sim_agent *agent;
 	uint64_t agent_due; /* ps: the agent's next_due as last read */
 	bool agent_stale;   /* host code ran on a CPU since: it may have moved agent_due */
+	/*
+	 * Host code ran on a CPU, or the agent acted, since its progress was last looked at
+	 * (device_wakeups): only then can the progress have moved. Set where agent_stale is.
+	 */
+	bool agent_moved;
 	/*
 	 * ps: nothing but the running CPU can happen before this (the run queue's head, the
 	 * agent's due time; 0 forces the full check). The running CPU carries on without

@@ -26,8 +26,9 @@ static uint64_t sim_clock_now(const struct lab_clock *clk)
 	if (s->in_agent)
 		return s->agent_now / PS_PER_NS;
 	/* Host code on a virtual CPU (a device register, the workload): it may move the
-	 * device's due time next, so read it again at the next check. */
+	 * device's due time and its progress next, so read them again at the next check. */
 	s->agent_stale = true;
+	s->agent_moved = true;
 	return s->cur ? s->cur->clock / PS_PER_NS : 0;
 }
 
@@ -35,6 +36,7 @@ static void sim_clock_delay(struct lab_cpu *c, uint64_t ns)
 {
 	lab_sim_delay(c, ns);
 	cur_sim->agent_stale = true;
+	cur_sim->agent_moved = true;
 }
 
 /* ---- the CPUs' loop (engine/cpu_loop.h) in virtual time ------------------------------------- */
@@ -242,6 +244,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	if (s->agent && s->agent->progress)
 		s->agent_progress = s->agent->progress(s->agent->arg);
 	s->agent_stale = true;
+	s->agent_moved = true;
 	if (job->ops_per_cpu && job->on_measure) {
 		s->measure_started = true;
 		job->on_measure(job->measure_arg);
