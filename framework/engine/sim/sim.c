@@ -245,18 +245,36 @@ static uint64_t direct_rmw(uint64_t old, int op, uint64_t a, uint64_t b)
  * adds nothing, one that finds it idle holds it for fail_hold of that. Returns the answer's
  * arrival.
  */
+static uint64_t far_hold_of(const struct sim *s, uint64_t latency, bool fails, bool cas)
+{
+	uint64_t hold;
+
+	hold = s->home_hold_ps ? s->home_hold_ps : (uint64_t)((double)latency * s->occupancy);
+	if (cas && s->cas_hold_ps)
+		hold = s->cas_hold_ps;
+	return fails ? (uint64_t)((double)hold * s->fail_hold) : hold;
+}
+
+void sim_model_init(struct sim *s)
+{
+	for (int fails = 0; fails < 2; fails++)
+		for (int cas = 0; cas < 2; cas++)
+			s->far_hold_home[fails][cas] = far_hold_of(s, s->home_ps, fails, cas);
+}
+
 static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_t latency,
 			  bool fails, bool cas)
 {
 	uint64_t half = latency / 2, arrive = t + half, served, hold;
 
-	hold = s->home_hold_ps ? s->home_hold_ps : (uint64_t)((double)latency * s->occupancy);
-	if (cas && s->cas_hold_ps)
-		hold = s->cas_hold_ps;
 	if (fails && arrive < l->busy_until && s->fail_burst)
 		return l->busy_until + (latency - half);
+	/* The home's own trip is the common one: its holds were worked out once (the same
+	 * expression, so the same figures). */
+	hold = latency == s->home_ps ? s->far_hold_home[fails][cas]
+				     : far_hold_of(s, latency, fails, cas);
 	served = arrive > l->busy_until ? arrive : l->busy_until;
-	l->busy_until = served + (fails ? (uint64_t)((double)hold * s->fail_hold) : hold);
+	l->busy_until = served + hold;
 	return served + (latency - half);
 }
 
@@ -539,8 +557,8 @@ static void wake_watchers(struct sim *s, struct sim_line *l, uint64_t now)
 {
 	uint64_t bits[SHARER_WORDS];
 
-	memcpy(bits, l->watchers, sizeof(bits));
-	for (uint32_t w = 0; w < SHARER_WORDS; w++) {
+	memcpy(bits, l->watchers, s->words * sizeof(bits[0]));
+	for (uint32_t w = 0; w < s->words; w++) {
 		while (bits[w]) {
 			struct sim_cpu *x = &s->cpus[w * 64 + (uint32_t)__builtin_ctzll(bits[w])];
 			bits[w] &= bits[w] - 1;
@@ -595,12 +613,12 @@ static inline bool watch_changed(const struct sim_cpu *x)
  * already gone (stale_parked). They are handled in id order, as a look at every CPU would:
  * at 256 CPUs that look was the sim's largest cost.
  */
-static void device_wakeups(struct sim *s, uint64_t now)
+static __attribute__((noinline)) void device_look(struct sim *s, uint64_t now)
 {
 	uint64_t cand[SHARER_WORDS], p;
-	uint32_t words = (s->ncpus + 63) / 64;
+	uint32_t words = s->words;
 
-	if (!s->agent_moved || !s->agent || !s->agent->progress)
+	if (!s->agent || !s->agent->progress)
 		return;
 	s->agent_moved = false;
 	p = s->agent->progress(s->agent->arg);
@@ -644,6 +662,13 @@ static void device_wakeups(struct sim *s, uint64_t now)
 			assert(!watch_changed(x) && !x->agent_waiter);
 		}
 #endif
+}
+
+/* After a switch, on every one: the look only when the progress may have moved. */
+static inline void device_wakeups(struct sim *s, uint64_t now)
+{
+	if (__builtin_expect(s->agent_moved, 0))
+		device_look(s, now);
 }
 
 /* ---- memory = arm: store buffers ----------------------------------------------------------- */
@@ -831,6 +856,22 @@ static inline void update_horizon(struct sim *s)
  */
 void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 {
+	/*
+	 * The common case first: another CPU is earlier than me, before the device and with no
+	 * store buffer in play. The loop below takes the same turn (its first pass finds
+	 * nothing else to do), after more tests.
+	 */
+	if (me_runnable && s->heap_n && !s->sb_n && !s->hung && !s->failed) {
+		uint64_t top = s->heap[0], due = agent_due(s);
+		if (top < key_of(me->clock, me->id) && (due == NEVER || due > key_clock(top))) {
+			uint32_t next = sim_key_id(heap_replace_top(s, me->clock, me->id));
+			me->state = CPU_RUNNABLE;
+			switch_to(s, me, &s->cpus[next]);
+			device_wakeups(s, me->clock);
+			update_horizon(s);
+			return;
+		}
+	}
 	for (;;) {
 		uint64_t due = agent_due(s);
 		uint64_t first = me_runnable ? me->clock : NEVER;
@@ -1098,6 +1139,22 @@ static __attribute__((noinline)) void perturb(struct sim *s, struct sim_cpu *me)
 	me->clock += (z >> 8) % (s->perturb_ps + 1);
 }
 
+/*
+ * The line of p, through the CPU's last one: a CPU's accesses mostly go to the line it used
+ * last (a CAS retry loop, a spin), and a slot stays the line's until the table moves.
+ */
+static inline struct sim_line *line_of_cpu(struct sim *s, struct sim_cpu *me, const void *p)
+{
+	uintptr_t tag = (uintptr_t)p >> 6;
+
+	if (me->last_tag == tag && me->last_gen == s->lines_gen)
+		return me->last_line;
+	me->last_line = line_of(s, p);
+	me->last_tag = tag;
+	me->last_gen = s->lines_gen;
+	return me->last_line;
+}
+
 /* Take the turn, price the access, wait for its completion to be the earliest event. */
 static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, const void *p,
 					    enum access kind, const struct sim_write *w)
@@ -1108,7 +1165,7 @@ static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, c
 	if (__builtin_expect(s->perturb_ps != 0, 0))
 		perturb(s, me);
 	maybe_yield(s, me);
-	l = line_of(s, p);
+	l = line_of_cpu(s, me, p);
 	if (kind != ACC_STORE)
 		me->recent[me->n_recent++ % RECENT] = (uintptr_t)p >> 6;
 	me->clock = mem_access(s, me, l, kind, w);

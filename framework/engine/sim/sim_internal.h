@@ -112,6 +112,10 @@ struct sim_cpu {
 	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
 	uint32_t sb_own;	    /* ...its entries in sim.sb */
 	uint64_t pt_rng;	    /* perturb_ns: the seeded stall sequence (splitmix64) */
+	/* The line it accessed last (its tag, and the table's generation then). */
+	struct sim_line *last_line;
+	uintptr_t last_tag;
+	uint64_t last_gen;
 	struct engine_cpu_result *res;
 	struct sim_ctx ctx;
 };
@@ -134,7 +138,10 @@ struct sim {
 	uint64_t sb_seq;
 	bool adaptive; /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
+	uint32_t words;	  /* of a CPU bitmap in use: (ncpus + 63) / 64 */
 	uint32_t *lat_ps; /* ncpus x ncpus */
+	/* A far atomic's hold of the line for home_ps's trip, [fails][cas] (sim_model_init). */
+	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;
 	uint64_t *heap; /* keys: clock << KEY_ID_BITS | id */
 	uint32_t heap_n;
@@ -224,6 +231,9 @@ uint64_t sim_heap_pop(struct sim *s);
 
 /* The line table (sim.c), 2^bits slots. 0 or -ENOMEM. */
 int sim_lines_alloc(struct sim *s, uint32_t bits);
+
+/* Work out what the model's parameters give once per run (after they are set). */
+void sim_model_init(struct sim *s);
 
 /* Switch away from me to whatever runs next (sim.c); me_runnable: me goes back in the queue. */
 void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable);

@@ -191,6 +191,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		return -ENOMEM;
 	s->job = job;
 	s->ncpus = ncpus;
+	s->words = (ncpus + 63) / 64;
 	s->local_ps = ns_to_ps(m->local_ns);
 	s->atomic_ps = ns_to_ps(m->atomic_ns);
 	s->op_ps = ns_to_ps(m->op_ns);
@@ -206,6 +207,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->weak = m->memory == MACHINE_MEMORY_ARM;
 	s->sb_delay_ps = ns_to_ps(m->store_delay_ns);
 	s->perturb_ps = ns_to_ps(m->perturb_ns);
+	sim_model_init(s);
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
