@@ -236,15 +236,7 @@ static uint64_t direct_rmw(uint64_t old, int op, uint64_t a, uint64_t b)
 	}
 }
 
-/*
- * A far atomic at the line's home: the request travels half of latency there, waits for the
- * line to be free, is served, and the answer travels the other half back -- so one that
- * queued has made its trip while it waited (its answer leaves when the line frees, not a
- * full round trip later). A success holds the line for home_hold (occupancy x the trip when
- * unset); a failing CAS that finds the line busy joins the burst served when it frees and
- * adds nothing, one that finds it idle holds it for fail_hold of that. Returns the answer's
- * arrival.
- */
+/* How long a far atomic over a trip of latency holds the line at the home. */
 static uint64_t far_hold_of(const struct sim *s, uint64_t latency, bool fails, bool cas)
 {
 	uint64_t hold;
@@ -255,6 +247,7 @@ static uint64_t far_hold_of(const struct sim *s, uint64_t latency, bool fails, b
 	return fails ? (uint64_t)((double)hold * s->fail_hold) : hold;
 }
 
+/* The holds for the home's own trip, the common one (see far_serve). */
 void sim_model_init(struct sim *s)
 {
 	for (int fails = 0; fails < 2; fails++)
@@ -262,6 +255,15 @@ void sim_model_init(struct sim *s)
 			s->far_hold_home[fails][cas] = far_hold_of(s, s->home_ps, fails, cas);
 }
 
+/*
+ * A far atomic at the line's home: the request travels half of latency there, waits for the
+ * line to be free, is served, and the answer travels the other half back -- so one that
+ * queued has made its trip while it waited (its answer leaves when the line frees, not a
+ * full round trip later). A success holds the line for home_hold (occupancy x the trip when
+ * unset); a failing CAS that finds the line busy joins the burst served when it frees and
+ * adds nothing, one that finds it idle holds it for fail_hold of that. Returns the answer's
+ * arrival.
+ */
 static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_t latency,
 			  bool fails, bool cas)
 {
