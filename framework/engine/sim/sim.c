@@ -172,7 +172,24 @@ static inline bool sharer_has(const struct sim_line *l, uint32_t id)
 
 static inline void sharer_set(struct sim_line *l, uint32_t id)
 {
-	l->sharers[id / 64] |= 1ull << (id % 64);
+	uint8_t w = (uint8_t)(id / 64);
+
+	l->sharers[w] |= 1ull << (id % 64);
+	if (l->sh_hi < l->sh_lo) {
+		l->sh_lo = l->sh_hi = w;
+	} else {
+		l->sh_lo = w < l->sh_lo ? w : l->sh_lo;
+		l->sh_hi = w > l->sh_hi ? w : l->sh_hi;
+	}
+}
+
+/* No CPU holds a copy any more: only the words that may have a bit are cleared. */
+static inline void sharers_clear(struct sim_line *l)
+{
+	for (uint32_t w = l->sh_lo; w <= l->sh_hi; w++)
+		l->sharers[w] = 0;
+	l->sh_lo = 1;
+	l->sh_hi = 0;
 }
 
 static inline uint64_t lat(const struct sim *s, uint32_t a, uint32_t b)
@@ -185,7 +202,7 @@ static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, 
 {
 	uint64_t worst = 0;
 
-	for (uint32_t w = 0; w < SHARER_WORDS; w++) {
+	for (uint32_t w = l->sh_lo; w <= l->sh_hi; w++) {
 		uint64_t bits = l->sharers[w];
 		while (bits) {
 			uint32_t other = w * 64 + (uint32_t)__builtin_ctzll(bits);
@@ -219,6 +236,25 @@ static uint64_t direct_rmw(uint64_t old, int op, uint64_t a, uint64_t b)
 	}
 }
 
+/* How long a far atomic over a trip of latency holds the line at the home. */
+static uint64_t far_hold_of(const struct sim *s, uint64_t latency, bool fails, bool cas)
+{
+	uint64_t hold;
+
+	hold = s->home_hold_ps ? s->home_hold_ps : (uint64_t)((double)latency * s->occupancy);
+	if (cas && s->cas_hold_ps)
+		hold = s->cas_hold_ps;
+	return fails ? (uint64_t)((double)hold * s->fail_hold) : hold;
+}
+
+/* The holds for the home's own trip, the common one (see far_serve). */
+void sim_model_init(struct sim *s)
+{
+	for (int fails = 0; fails < 2; fails++)
+		for (int cas = 0; cas < 2; cas++)
+			s->far_hold_home[fails][cas] = far_hold_of(s, s->home_ps, fails, cas);
+}
+
 /*
  * A far atomic at the line's home: the request travels half of latency there, waits for the
  * line to be free, is served, and the answer travels the other half back -- so one that
@@ -233,13 +269,14 @@ static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_
 {
 	uint64_t half = latency / 2, arrive = t + half, served, hold;
 
-	hold = s->home_hold_ps ? s->home_hold_ps : (uint64_t)((double)latency * s->occupancy);
-	if (cas && s->cas_hold_ps)
-		hold = s->cas_hold_ps;
 	if (fails && arrive < l->busy_until && s->fail_burst)
 		return l->busy_until + (latency - half);
+	/* The home's own trip is the common one: its holds were worked out once (the same
+	 * expression, so the same figures). */
+	hold = latency == s->home_ps ? s->far_hold_home[fails][cas]
+				     : far_hold_of(s, latency, fails, cas);
 	served = arrive > l->busy_until ? arrive : l->busy_until;
-	l->busy_until = served + (fails ? (uint64_t)((double)hold * s->fail_hold) : hold);
+	l->busy_until = served + hold;
 	return served + (latency - half);
 }
 
@@ -277,7 +314,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 	} else if (kind == ACC_LOAD) {
 		latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
 		if (owner >= 0) {
-			memset(l->sharers, 0, sizeof(l->sharers));
+			sharers_clear(l);
 			sharer_set(l, (uint32_t)owner);
 		}
 		sharer_set(l, id);
@@ -319,7 +356,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 			 * per attempt.
 			 */
 			latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
-			memset(l->sharers, 0, sizeof(l->sharers));
+			sharers_clear(l);
 			l->owner = (int32_t)id;
 			l->last_rmw = id + 1;
 			me->far_seen = true;
@@ -334,7 +371,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 					  : sharers_farthest(s, l, id);
 		else
 			latency = s->home_ps;
-		memset(l->sharers, 0, sizeof(l->sharers));
+		sharers_clear(l);
 		l->owner = far ? LINE_HOME : (int32_t)id;
 		if (rmw)
 			l->last_rmw = id + 1;
@@ -476,7 +513,7 @@ void sim_agent_wrote(const void *p, size_t len)
 	for (; a < end; a += 64) {
 		struct sim_line *l = line_of(s, (const void *)a);
 		l->owner = LINE_DEVICE;
-		memset(l->sharers, 0, sizeof(l->sharers));
+		sharers_clear(l);
 	}
 }
 
@@ -522,8 +559,8 @@ static void wake_watchers(struct sim *s, struct sim_line *l, uint64_t now)
 {
 	uint64_t bits[SHARER_WORDS];
 
-	memcpy(bits, l->watchers, sizeof(bits));
-	for (uint32_t w = 0; w < SHARER_WORDS; w++) {
+	memcpy(bits, l->watchers, s->words * sizeof(bits[0]));
+	for (uint32_t w = 0; w < s->words; w++) {
 		while (bits[w]) {
 			struct sim_cpu *x = &s->cpus[w * 64 + (uint32_t)__builtin_ctzll(bits[w])];
 			bits[w] &= bits[w] - 1;
@@ -578,13 +615,14 @@ static inline bool watch_changed(const struct sim_cpu *x)
  * already gone (stale_parked). They are handled in id order, as a look at every CPU would:
  * at 256 CPUs that look was the sim's largest cost.
  */
-static void device_wakeups(struct sim *s, uint64_t now)
+static __attribute__((noinline)) void device_look(struct sim *s, uint64_t now)
 {
 	uint64_t cand[SHARER_WORDS], p;
-	uint32_t words = (s->ncpus + 63) / 64;
+	uint32_t words = s->words;
 
 	if (!s->agent || !s->agent->progress)
 		return;
+	s->agent_moved = false;
 	p = s->agent->progress(s->agent->arg);
 	if (p == s->agent_progress)
 		return;
@@ -613,7 +651,7 @@ static void device_wakeups(struct sim *s, uint64_t now)
 				 * home. */
 				struct sim_line *l = line_of(s, x->watch);
 				l->owner = LINE_DEVICE;
-				memset(l->sharers, 0, sizeof(l->sharers));
+				sharers_clear(l);
 			}
 			make_runnable(s, x, now);
 		}
@@ -626,6 +664,13 @@ static void device_wakeups(struct sim *s, uint64_t now)
 			assert(!watch_changed(x) && !x->agent_waiter);
 		}
 #endif
+}
+
+/* After a switch, on every one: the look only when the progress may have moved. */
+static inline void device_wakeups(struct sim *s, uint64_t now)
+{
+	if (__builtin_expect(s->agent_moved, 0))
+		device_look(s, now);
 }
 
 /* ---- memory = arm: store buffers ----------------------------------------------------------- */
@@ -777,6 +822,7 @@ static void run_agent(struct sim *s, uint64_t due)
 	s->agent->advance(s->agent->arg);
 	s->in_agent = false;
 	s->agent_stale = true;
+	s->agent_moved = true;
 	device_wakeups(s, due);
 }
 
@@ -812,6 +858,22 @@ static inline void update_horizon(struct sim *s)
  */
 void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 {
+	/*
+	 * The common case first: another CPU is earlier than me, before the device and with no
+	 * store buffer in play. The loop below takes the same turn (its first pass finds
+	 * nothing else to do), after more tests.
+	 */
+	if (me_runnable && s->heap_n && !s->sb_n && !s->hung && !s->failed) {
+		uint64_t top = s->heap[0], due = agent_due(s);
+		if (top < key_of(me->clock, me->id) && (due == NEVER || due > key_clock(top))) {
+			uint32_t next = sim_key_id(heap_replace_top(s, me->clock, me->id));
+			me->state = CPU_RUNNABLE;
+			switch_to(s, me, &s->cpus[next]);
+			device_wakeups(s, me->clock);
+			update_horizon(s);
+			return;
+		}
+	}
 	for (;;) {
 		uint64_t due = agent_due(s);
 		uint64_t first = me_runnable ? me->clock : NEVER;
@@ -1079,6 +1141,22 @@ static __attribute__((noinline)) void perturb(struct sim *s, struct sim_cpu *me)
 	me->clock += (z >> 8) % (s->perturb_ps + 1);
 }
 
+/*
+ * The line of p, through the CPU's last one: a CPU's accesses mostly go to the line it used
+ * last (a CAS retry loop, a spin), and a slot stays the line's until the table moves.
+ */
+static inline struct sim_line *line_of_cpu(struct sim *s, struct sim_cpu *me, const void *p)
+{
+	uintptr_t tag = (uintptr_t)p >> 6;
+
+	if (me->last_tag == tag && me->last_gen == s->lines_gen)
+		return me->last_line;
+	me->last_line = line_of(s, p);
+	me->last_tag = tag;
+	me->last_gen = s->lines_gen;
+	return me->last_line;
+}
+
 /* Take the turn, price the access, wait for its completion to be the earliest event. */
 static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, const void *p,
 					    enum access kind, const struct sim_write *w)
@@ -1089,7 +1167,7 @@ static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, c
 	if (__builtin_expect(s->perturb_ps != 0, 0))
 		perturb(s, me);
 	maybe_yield(s, me);
-	l = line_of(s, p);
+	l = line_of_cpu(s, me, p);
 	if (kind != ACC_STORE)
 		me->recent[me->n_recent++ % RECENT] = (uintptr_t)p >> 6;
 	me->clock = mem_access(s, me, l, kind, w);

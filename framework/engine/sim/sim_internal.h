@@ -41,10 +41,16 @@ struct sim_line {
 	uint32_t last_rmw;   /* the CPU + 1 that did the last read-modify-write; 0: none */
 	bool contended;	     /* atomics from two CPUs have met here (adaptive: far from now on) */
 	uint16_t n_watchers; /* CPUs whose parked wait also read this line (watchers) */
-	bool w_set;	     /* w_*: the last write priced on the line, until it takes effect */
-	uint8_t w_off;	     /* its word's byte offset in the line */
-	uint64_t w_val;	     /* the value it leaves there */
-	uint64_t w_at;	     /* ps: when it takes effect (its writer's completion) */
+	/*
+	 * The words of sharers[] that may have a bit set: sh_lo..sh_hi (none when sh_hi <
+	 * sh_lo), so clearing and scanning the set costs the words in use, not SHARER_WORDS
+	 * (16 at every N).
+	 */
+	uint8_t sh_lo, sh_hi;
+	bool w_set;	/* w_*: the last write priced on the line, until it takes effect */
+	uint8_t w_off;	/* its word's byte offset in the line */
+	uint64_t w_val; /* the value it leaves there */
+	uint64_t w_at;	/* ps: when it takes effect (its writer's completion) */
 	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
 	uint64_t watchers[SHARER_WORDS];
 };
@@ -106,6 +112,10 @@ struct sim_cpu {
 	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
 	uint32_t sb_own;	    /* ...its entries in sim.sb */
 	uint64_t pt_rng;	    /* perturb_ns: the seeded stall sequence (splitmix64) */
+	/* The line it accessed last (its tag, and the table's generation then). */
+	struct sim_line *last_line;
+	uintptr_t last_tag;
+	uint64_t last_gen;
 	struct engine_cpu_result *res;
 	struct sim_ctx ctx;
 };
@@ -128,7 +138,10 @@ struct sim {
 	uint64_t sb_seq;
 	bool adaptive; /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
+	uint32_t words;	  /* of a CPU bitmap in use: (ncpus + 63) / 64 */
 	uint32_t *lat_ps; /* ncpus x ncpus */
+	/* A far atomic's hold of the line for home_ps's trip, [fails][cas] (sim_model_init). */
+	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;
 	uint64_t *heap; /* keys: clock << KEY_ID_BITS | id */
 	uint32_t heap_n;
@@ -141,6 +154,11 @@ struct sim {
 	const struct sim_agent *agent;
 	uint64_t agent_due; /* ps: the agent's next_due as last read */
 	bool agent_stale;   /* host code ran on a CPU since: it may have moved agent_due */
+	/*
+	 * Host code ran on a CPU, or the agent acted, since its progress was last looked at
+	 * (device_wakeups): only then can the progress have moved. Set where agent_stale is.
+	 */
+	bool agent_moved;
 	/*
 	 * ps: nothing but the running CPU can happen before this (the run queue's head, the
 	 * agent's due time; 0 forces the full check). The running CPU carries on without
@@ -213,6 +231,9 @@ uint64_t sim_heap_pop(struct sim *s);
 
 /* The line table (sim.c), 2^bits slots. 0 or -ENOMEM. */
 int sim_lines_alloc(struct sim *s, uint32_t bits);
+
+/* Work out what the model's parameters give once per run (after they are set). */
+void sim_model_init(struct sim *s);
 
 /* Switch away from me to whatever runs next (sim.c); me_runnable: me goes back in the queue. */
 void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable);

@@ -26,8 +26,9 @@ static uint64_t sim_clock_now(const struct lab_clock *clk)
 	if (s->in_agent)
 		return s->agent_now / PS_PER_NS;
 	/* Host code on a virtual CPU (a device register, the workload): it may move the
-	 * device's due time next, so read it again at the next check. */
+	 * device's due time and its progress next, so read them again at the next check. */
 	s->agent_stale = true;
+	s->agent_moved = true;
 	return s->cur ? s->cur->clock / PS_PER_NS : 0;
 }
 
@@ -35,6 +36,7 @@ static void sim_clock_delay(struct lab_cpu *c, uint64_t ns)
 {
 	lab_sim_delay(c, ns);
 	cur_sim->agent_stale = true;
+	cur_sim->agent_moved = true;
 }
 
 /* ---- the CPUs' loop (engine/cpu_loop.h) in virtual time ------------------------------------- */
@@ -209,6 +211,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		return -ENOMEM;
 	s->job = job;
 	s->ncpus = ncpus;
+	s->words = (ncpus + 63) / 64;
 	s->local_ps = ns_to_ps(m->local_ns);
 	s->atomic_ps = ns_to_ps(m->atomic_ns);
 	s->op_ps = ns_to_ps(m->op_ns);
@@ -224,6 +227,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->weak = m->memory == MACHINE_MEMORY_ARM;
 	s->sb_delay_ps = ns_to_ps(m->store_delay_ns);
 	s->perturb_ps = ns_to_ps(m->perturb_ns);
+	sim_model_init(s);
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
@@ -262,6 +266,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	if (s->agent && s->agent->progress)
 		s->agent_progress = s->agent->progress(s->agent->arg);
 	s->agent_stale = true;
+	s->agent_moved = true;
 	if (job->ops_per_cpu && job->on_measure) {
 		s->measure_started = true;
 		job->on_measure(job->measure_arg);
