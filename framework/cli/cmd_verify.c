@@ -503,8 +503,8 @@ static void lab_h_only_fails(const struct lab_h_only *l)
 {
 	char line[512];
 
-	printf("  %s FAILED in %zu of %zu functions of %s (%zu instruction%s: accesses the sim "
-	       "cannot see, order or interleave; use lab.h's):\n",
+	printf("  %s FAILED in %zu of %zu functions of %s (%zu instruction%s: accesses shared "
+	       "memory outside lab.h, which the sim cannot see, order or interleave):\n",
 	       ATOMICS_CHECK_NAME, l->r.n_hit_funcs, l->r.n_funcs, l->base, l->r.n_hits,
 	       l->r.n_hits == 1 ? "" : "s");
 	for (size_t i = 0; i < l->r.n_hits && i < ATOMICS_MAX_HITS; i++) {
