@@ -14,8 +14,11 @@
  * native and sim side by side, then every failing configuration. A native trial that timed out
  * while its threads were starved is re-run, and is inconclusive if it stays so (noisy()).
  * iova: every check of framework/verify/iova_check (the conformance suite's own code).
+ * Both kinds, once per verify whatever --engine: lab_h_only (framework/verify/atomics_check),
+ * the plugin's sim build disassembled for atomics of its own, i.e. accesses bypassing lab.h.
  * Exit 0 only if every check passed.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +35,7 @@
 #include "params/params.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"
+#include "verify/atomics_check.h"
 #include "verify/cmdq_check.h"
 #include "verify/iova_check.h"
 
@@ -440,14 +444,87 @@ static void column(const struct verdict *v, int sim, char *buf, size_t len)
 		snprintf(buf, len, "pass %zu/%zu", v->runs[sim] - v->unchecked[sim], v->runs[sim]);
 }
 
+/* ---- lab_h_only: no atomic of the plugin's own in its sim build --------------------------- */
+
+/* The static check's outcome, judged once per verify. */
+struct lab_h_only {
+	int rc;		  /* 0: a verdict (r.n_hits); else unchecked, r.unchecked says why */
+	char file[4096];  /* the sim build judged */
+	const char *base; /* its file name, for counterexamples */
+	struct atomics_report r;
+};
+
+/*
+ * Disassemble d's sim build (only it: natively lab.h is these very atomics). Without a sim
+ * build there is nothing to judge: unchecked, never passed.
+ */
+static void lab_h_only_run(const struct lab_plugin *d, struct lab_h_only *l)
+{
+	char no_sim[512] = "";
+	const struct lab_plugin *sim = plugin_sim_build(d, no_sim, sizeof(no_sim));
+	Dl_info info;
+
+	memset(l, 0, sizeof(*l));
+	l->base = l->file;
+	if (!sim || !dladdr(sim, &info) || !info.dli_fname) {
+		snprintf(l->r.unchecked, sizeof(l->r.unchecked), "no sim build to disassemble: %s",
+			 no_sim[0] ? no_sim : "its file is not known");
+		l->rc = -ENOENT;
+		return;
+	}
+	snprintf(l->file, sizeof(l->file), "%s", info.dli_fname);
+	if (strrchr(l->file, '/'))
+		l->base = strrchr(l->file, '/') + 1;
+	l->rc = atomics_check_file(l->file, &l->r);
+}
+
+static bool lab_h_only_failed(const struct lab_h_only *l)
+{
+	return !l->rc && l->r.n_hits;
+}
+
+/* Its row in verify's table, the name and the verdict as wide as the other rows'. */
+static void lab_h_only_row(const struct lab_h_only *l, int name_width, int verdict_width,
+			   const char *pass)
+{
+	if (l->rc) {
+		printf("  %-*s %-*s (static)  %s\n", name_width, ATOMICS_CHECK_NAME, verdict_width,
+		       "UNCHECKED", l->r.unchecked);
+		return;
+	}
+	printf("  %-*s %-*s (static: %s%zu functions of %s, %s)  every shared access goes "
+	       "through lab.h: no atomic, barrier or spin hint of its own\n",
+	       name_width, ATOMICS_CHECK_NAME, verdict_width, l->r.n_hits ? "FAIL" : pass,
+	       l->r.n_hits ? "" : "all ", l->r.n_funcs, l->base, atomics_arch_name(l->r.arch));
+}
+
+/* Every instruction found (the first ATOMICS_MAX_HITS), each a counterexample. */
+static void lab_h_only_fails(const struct lab_h_only *l)
+{
+	char line[512];
+
+	printf("  %s FAILED in %zu of %zu functions of %s (%zu instruction%s: accesses shared "
+	       "memory outside lab.h, which the sim cannot see, order or interleave):\n",
+	       ATOMICS_CHECK_NAME, l->r.n_hit_funcs, l->r.n_funcs, l->base, l->r.n_hits,
+	       l->r.n_hits == 1 ? "" : "s");
+	for (size_t i = 0; i < l->r.n_hits && i < ATOMICS_MAX_HITS; i++) {
+		atomics_hit_format(&l->r.hits[i], line, sizeof(line));
+		printf("      counterexample: %s: %s\n", l->base, line);
+	}
+	if (l->r.n_hits > ATOMICS_MAX_HITS)
+		printf("      ... and %zu more\n", l->r.n_hits - ATOMICS_MAX_HITS);
+}
+
 /* Every iova check on d with config pcfg; EXIT_OK only if none failed (skips are fine). */
 static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
 {
 	const struct lab_plugin *d = lp->desc;
 	const struct iova_check *chk;
 	size_t n, failed = 0, skipped = 0;
+	struct lab_h_only lho;
 
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
+	lab_h_only_run(d, &lho);
 	chk = iova_checks(&n);
 	for (size_t i = 0; i < n; i++) {
 		struct iova_check_result res;
@@ -463,10 +540,16 @@ static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
 			skipped++;
 		}
 	}
+	lab_h_only_row(&lho, 28, 4, "pass");
+	if (lab_h_only_failed(&lho)) {
+		lab_h_only_fails(&lho);
+		failed++;
+	}
 	if (failed)
-		printf("%zu of %zu checks FAILED\n", failed, n);
+		printf("%zu of %zu checks FAILED\n", failed, n + 1);
 	else
-		printf("all checks passed (%zu skipped as not applicable)\n", skipped);
+		printf("all checks passed (%zu skipped as not applicable)%s\n", skipped,
+		       lho.rc ? "; " ATOMICS_CHECK_NAME " NOT checked" : "");
 	return failed ? EXIT_TRIALS_FAILED : EXIT_OK;
 }
 
@@ -623,6 +706,9 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	}
 	for (size_t k = 0; k < nv; k++)
 		v[k] = (struct verdict){ .name = names[k] };
+	/* Static, so once whatever --engine and --seed: the grid's trials cannot see it. */
+	struct lab_h_only lho;
+	lab_h_only_run(d, &lho);
 	/* Without its .sim.so twin the sim part cannot run: say so, never pass it silently. */
 	char no_sim[512] = "";
 	bool have_sim = plugin_sim_build(d, no_sim, sizeof(no_sim)) != NULL;
@@ -758,6 +844,9 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			status = EXIT_TRIALS_FAILED;
 		any_inconclusive |= inconcl;
 	}
+	lab_h_only_row(&lho, 14, 12, "PASS");
+	if (lab_h_only_failed(&lho))
+		status = EXIT_TRIALS_FAILED;
 	for (size_t k = 0; k < nv; k++) {
 		if (!v[k].n_fails)
 			continue;
@@ -769,6 +858,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		if (v[k].n_fails > VERIFY_FAILS_SHOWN)
 			printf("      ... and %zu more\n", v[k].n_fails - VERIFY_FAILS_SHOWN);
 	}
+	if (lab_h_only_failed(&lho))
+		lab_h_only_fails(&lho);
 	if (perturbed_failed)
 		printf("  replay a perturbed counterexample: iommulab verify %s --seed %llu (its "
 		       "sim part under that seed's stalls only)\n",
@@ -780,7 +871,8 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	       : status != EXIT_OK && any_inconclusive
 		       ? "some checks FAILED or INCONCLUSIVE (timed out under other load: rerun on "
 			 "a quieter machine)"
-		       : "all checks passed");
+	       : lho.rc ? "all checks passed; " ATOMICS_CHECK_NAME " NOT checked (see above)"
+			: "all checks passed");
 out:
 	for (size_t k = 0; k < ORACLE_MAX_CHECKS; k++) {
 		for (size_t f = 0; f < v[k].n_fails; f++)
