@@ -724,7 +724,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		fflush(stdout);
 		int saved = dup(STDOUT_FILENO);
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		printf("results: %s/ (trials.csv, histograms.csv, summary.json, report.html)\n", dir);
+		printf("results: %s/ (trials.csv, histograms.csv, summary.json, report.html)\n",
+		       dir);
 		cli_render_plots(dir, plot_flags);
 		fflush(stdout);
 		if (saved >= 0) {
@@ -732,7 +733,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			close(saved);
 		}
 	} else {
-		printf("\nresults: %s/ (trials.csv, histograms.csv, summary.json, report.html)\n", dir);
+		printf("\nresults: %s/ (trials.csv, histograms.csv, summary.json, report.html)\n",
+		       dir);
 		cli_render_plots(dir, plot_flags);
 	}
 	if (rep.interrupted) {
