@@ -38,6 +38,7 @@
 #include "verify/atomics_check.h"
 #include "verify/cmdq_check.h"
 #include "verify/iova_check.h"
+#include "util/fs.h"
 
 /* A check's verdict over every configuration, per engine ([0] native, [1] the sim). */
 struct verdict {
@@ -84,20 +85,6 @@ static uint64_t mono_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* The last line the child wrote to stderr (glibc's "free(): invalid pointer", say), or "". */
-static void last_line(FILE *f, char *buf, size_t len)
-{
-	char line[256];
-
-	buf[0] = '\0';
-	rewind(f);
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '\n') {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, len, "%s", line);
-		}
 }
 
 /*
@@ -177,7 +164,7 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 	}
 	char why[ORACLE_DETAIL_LEN], tail[200];
 
-	last_line(errf, tail, sizeof(tail));
+	util_last_line(errf, tail, sizeof(tail));
 	if (stalled)
 		snprintf(why, sizeof(why),
 			 "a virtual CPU spins or accesses shared memory outside lab.h: the sim saw "

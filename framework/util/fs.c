@@ -91,3 +91,16 @@ char *util_read_file(const char *path, size_t *len)
 		*len = n;
 	return buf;
 }
+
+void util_last_line(FILE *f, char *buf, size_t len)
+{
+	char line[512];
+
+	buf[0] = '\0';
+	rewind(f);
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '\n') {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(buf, len, "%s", line);
+		}
+}

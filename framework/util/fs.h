@@ -4,6 +4,7 @@
 #define IOMMULAB_FS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /* mkdir -p: create every missing component of path. 0 or -errno (-ENOTDIR if a file). */
 int util_mkdir_p(const char *path);
@@ -14,5 +15,9 @@ char *util_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The whole file, NUL-terminated, malloc'ed (its length in *len when len is not NULL); NULL
  * with errno set when it cannot be read. */
 char *util_read_file(const char *path, size_t *len);
+
+/* The last non-empty line of f (rewound and read through), without its newline, in buf
+ * (truncated to len); "" when there is none: a child's last complaint on its stderr. */
+void util_last_line(FILE *f, char *buf, size_t len);
 
 #endif /* IOMMULAB_FS_H */

@@ -18,6 +18,8 @@
 
 #include <iommulab/plugin.h>
 
+#include "util/fs.h"
+
 extern char **environ;
 
 const char *atomics_arch_name(enum atomics_arch a)
@@ -330,20 +332,6 @@ static int elf_machine(const char *path, char *why, size_t len)
 					 : h[EI_NIDENT + 3] << 8 | h[EI_NIDENT + 2];
 }
 
-/* The last non-empty line of f (objdump's complaint), or "". */
-static void last_line(FILE *f, char *buf, size_t len)
-{
-	char line[512];
-
-	buf[0] = '\0';
-	rewind(f);
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '\n') {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, len, "%s", line);
-		}
-}
-
 /*
  * Run tool -d --no-show-raw-insn path and scan its output. 0, -ENOENT when the tool is not on
  * PATH (r untouched), or another -errno with r->unchecked saying why.
@@ -394,7 +382,7 @@ static int run_objdump(const char *tool, const char *path, struct atomics_report
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		char said[200];
 
-		last_line(errf, said, sizeof(said));
+		util_last_line(errf, said, sizeof(said));
 		snprintf(r->unchecked, sizeof(r->unchecked), "%s %s failed (%s)", tool, path,
 			 said[0] ? said : "no message");
 		rc = -EIO;
