@@ -34,7 +34,9 @@ rm -f "$out.joblog"
 parallel --will-cite -q -j "${JOBS:-$shards}" --joblog "$out.joblog" \
 	"$iommulab" run "$scenario" --shard "{}/$shards" --out "$out.shard{}" -j 1 "$@" \
 	::: $(seq 0 $((shards - 1))) >/dev/null || true
-bad=$(awk 'NR > 1 && ($7 > 1 || $8 != 0) { printf " %d", $1 - 1 }' "$out.joblog")
+# The joblog lists jobs as they finish: name the shards in their own order.
+bad=$(awk 'NR > 1 && ($7 > 1 || $8 != 0) { print $1 - 1 }' "$out.joblog" | sort -n |
+	awk '{ printf " %d", $1 }')
 if [ -n "$bad" ]; then
 	echo "$0: these shards did not run (see $out.joblog):$bad" >&2
 	exit 2
