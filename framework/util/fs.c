@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,15 +93,26 @@ char *util_read_file(const char *path, size_t *len)
 	return buf;
 }
 
+/* A line of one repeated character ('=' or '-'): a sanitizer report's frame, not its words. */
+static bool rule_line(const char *s)
+{
+	size_t n = strspn(s, s[0] == '=' ? "=" : "-");
+
+	return n >= 3 && !s[n];
+}
+
 void util_last_line(FILE *f, char *buf, size_t len)
 {
 	char line[512];
+	bool summary = false;
 
 	buf[0] = '\0';
 	rewind(f);
-	while (fgets(line, sizeof(line), f))
-		if (line[0] != '\n') {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(buf, len, "%s", line);
-		}
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!line[0] || rule_line(line) || (summary && strncmp(line, "SUMMARY: ", 9)))
+			continue;
+		summary = !strncmp(line, "SUMMARY: ", 9);
+		snprintf(buf, len, "%s", line);
+	}
 }

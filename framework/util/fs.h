@@ -16,8 +16,12 @@ char *util_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * with errno set when it cannot be read. */
 char *util_read_file(const char *path, size_t *len);
 
-/* The last non-empty line of f (rewound and read through), without its newline, in buf
- * (truncated to len); "" when there is none: a child's last complaint on its stderr. */
+/*
+ * A child's last complaint on its stderr f (rewound and read through): its last non-empty
+ * line without the newline, in buf (truncated to len), "" when there is none. A sanitizer's
+ * report wins over what follows it: its "SUMMARY: ..." line (the kind of error and where),
+ * and lines of '=' or '-' alone (a report's frame) are never the answer.
+ */
 void util_last_line(FILE *f, char *buf, size_t len);
 
 #endif /* IOMMULAB_FS_H */

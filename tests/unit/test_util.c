@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/fs.h"
 #include "util/sha256.h"
 
 static void check(const char *msg, size_t len, const char *want)
@@ -56,4 +57,36 @@ Test(sha256, million_a_in_uneven_pieces_and_from_a_file, .timeout = 20)
 	cr_assert_str_eq(hex, want);
 	unlink(path);
 	cr_assert_lt(sha256_file_hex(path, hex), 0, "a missing file is an error");
+}
+
+/* The last thing a child said on stderr: glibc's one line, or a sanitizer report's summary. */
+Test(util, last_line_is_the_complaint, .timeout = 10)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "", "" },
+		{ "\n\n", "" },
+		{ "starting\nfree(): invalid pointer\n", "free(): invalid pointer" },
+		{ "no newline at the end", "no newline at the end" },
+		{ "==================\nWARNING: ThreadSanitizer: data race (pid=7)\n"
+		  "  Write of size 4 at 0x7b04 by thread T2:\n"
+		  "SUMMARY: ThreadSanitizer: data race plugins/cmdq/x.c:12 in f\n"
+		  "==================\n",
+		  "SUMMARY: ThreadSanitizer: data race plugins/cmdq/x.c:12 in f" },
+		{ "SUMMARY: AddressSanitizer: heap-buffer-overflow a.c:3 in g\n==1==ABORTING\n",
+		  "SUMMARY: AddressSanitizer: heap-buffer-overflow a.c:3 in g" },
+		{ "----\nlast words\n------\n", "last words" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		FILE *f = tmpfile();
+		char buf[128];
+
+		cr_assert_not_null(f);
+		fputs(cases[i].text, f);
+		util_last_line(f, buf, sizeof(buf));
+		cr_assert_str_eq(buf, cases[i].want, "case %zu", i);
+		fclose(f);
+	}
 }
