@@ -785,10 +785,18 @@ void smmu_cpus_unwound(struct smmu_dev *dev)
 	dev_unlock(dev);
 }
 
+/*
+ * The counters the device's lock guards, copied under it; cons_reads is counted by CONS reads
+ * outside the lock (atomically), so it is read atomically, never by the struct copy (a data
+ * race with a CPU reading CONS meanwhile: ThreadSanitizer, snapshot at measurement start).
+ */
 void smmu_get_stats(struct smmu_dev *dev, struct smmu_stats *out)
 {
 	dev_lock(dev);
-	*out = dev->stats;
+	out->consumed = dev->stats.consumed;
+	out->syncs = dev->stats.syncs;
+	out->msi_writes = dev->stats.msi_writes;
+	out->prod_writes = dev->stats.prod_writes;
 	dev_unlock(dev);
 	out->cons_reads = __atomic_load_n(&dev->stats.cons_reads, __ATOMIC_RELAXED);
 }
