@@ -361,7 +361,12 @@ static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 /* Take the lock if it is free now; true if taken. */
 static inline bool lab_spin_trylock(struct lab_spinlock *l)
 {
-	uint32_t owner = lab_load32(&l->owner, LAB_RELAXED);
+	/*
+	 * owner is read with acquire: the last holder's unlock is a release store of owner, and
+	 * the CAS is on another word (next), so without it nothing orders the last critical
+	 * section before ours (the kernel's ticket lock is one word: its cmpxchg_acquire does).
+	 */
+	uint32_t owner = lab_load32(&l->owner, LAB_ACQUIRE);
 	return lab_cas32(&l->next, owner, owner + 1, LAB_ACQUIRE) == owner;
 }
 
