@@ -85,12 +85,16 @@ static int compare(const char *a, const char *b, const char *opt, const char *va
 	return run(argv);
 }
 
-/* The table line of plugin at scenario.cpus=cpus in the last output. */
-static const char *line_of(const char *plugin, const char *cpus)
+/*
+ * The first line of the last output, from the text from on, that starts with plugin and holds
+ * "scenario.cpus=CPUS " and extra (NULL: nothing more); a failed assertion if none does.
+ */
+static const char *find_line(const char *from, const char *plugin, const char *cpus,
+			     const char *extra)
 {
 	static char line[512];
 	char want[128];
-	const char *s = cli_slurp("out.txt");
+	const char *s = from;
 
 	snprintf(want, sizeof(want), "scenario.cpus=%s ", cpus);
 	while (s && *s) {
@@ -101,13 +105,20 @@ static const char *line_of(const char *plugin, const char *cpus)
 			memcpy(line, s, len);
 			line[len] = '\0';
 			if (!strncmp(line, plugin, strlen(plugin)) && line[strlen(plugin)] == ' ' &&
-			    strstr(line, want))
+			    strstr(line, want) && (!extra || strstr(line, extra)))
 				return line;
 		}
 		s = nl ? nl + 1 : NULL;
 	}
-	cr_assert_fail("no line for %s at %s CPUs in:\n%s", plugin, cpus, cli_slurp("out.txt"));
+	cr_assert_fail("no line for %s at %s CPUs%s%s in:\n%s", plugin, cpus, extra ? " with " : "",
+		       extra ? extra : "", cli_slurp("out.txt"));
 	return NULL;
+}
+
+/* The table line of plugin at scenario.cpus=cpus in the last output. */
+static const char *line_of(const char *plugin, const char *cpus)
+{
+	return find_line(cli_slurp("out.txt"), plugin, cpus, NULL);
 }
 
 /* The p value printed in a table line. */
@@ -222,28 +233,10 @@ Test(compare, bad_input_exits_2_with_the_reason, .timeout = 300)
 /* The distributions table's line of plugin's op latency at scenario.cpus=cpus. */
 static const char *dist_line_of(const char *plugin, const char *cpus)
 {
-	static char line[512];
-	char want[128];
 	const char *s = strstr(cli_slurp("out.txt"), "\nlatency distributions");
 
 	cr_assert_not_null(s, "no distributions table in:\n%s", cli_slurp("out.txt"));
-	snprintf(want, sizeof(want), "scenario.cpus=%s ", cpus);
-	while (s && *s) {
-		const char *nl = strchr(s, '\n');
-		size_t len = nl ? (size_t)(nl - s) : strlen(s);
-
-		if (len < sizeof(line)) {
-			memcpy(line, s, len);
-			line[len] = '\0';
-			if (!strncmp(line, plugin, strlen(plugin)) && line[strlen(plugin)] == ' ' &&
-			    strstr(line, want) && strstr(line, " op "))
-				return line;
-		}
-		s = nl ? nl + 1 : NULL;
-	}
-	cr_assert_fail("no distribution line for %s at %s CPUs in:\n%s", plugin, cpus,
-		       cli_slurp("out.txt"));
-	return NULL;
+	return find_line(s, plugin, cpus, " op ");
 }
 
 Test(compare, latency_distributions_from_histograms_csv, .timeout = 300)

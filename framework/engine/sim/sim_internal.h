@@ -169,6 +169,7 @@ struct sim {
 	bool in_agent;
 	uint64_t agent_now;		      /* ps, while in_agent */
 	uint64_t t_measure, t_stop, watchdog; /* ps */
+	uint64_t t_late; /* ps: the measured window's second half begins (the steady-state check) */
 	uint32_t n_live;
 	/* Parked CPUs the device's progress may wake: watching a value, or a device register. */
 	uint64_t dev_parked[SHARER_WORDS];

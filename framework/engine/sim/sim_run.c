@@ -50,7 +50,7 @@ static enum engine_phase cpu_phase(void *ctx)
 		return ENGINE_MEASURE; /* measuring from the start, until the count is done */
 	if (me->clock >= s->t_stop)
 		return ENGINE_STOP;
-	if (me->clock >= s->t_measure + (s->t_stop - s->t_measure) / 2)
+	if (me->clock >= s->t_late)
 		return ENGINE_MEASURE_LATE;
 	return me->clock >= s->t_measure ? ENGINE_MEASURE : ENGINE_WARMUP;
 }
@@ -96,8 +96,7 @@ static void cpu_idle(void *ctx)
 
 	if (s->job->idle_until) {
 		uint64_t until = s->job->idle_until(s->job->arg, me->c, me->clock / PS_PER_NS);
-		uint64_t bound[] = { s->t_measure, s->t_measure + (s->t_stop - s->t_measure) / 2,
-				     s->t_stop, me->deadline };
+		uint64_t bound[] = { s->t_measure, s->t_late, s->t_stop, me->deadline };
 		uint64_t target = until > NEVER / PS_PER_NS ? NEVER : until * PS_PER_NS;
 
 		for (size_t i = 0; i < sizeof(bound) / sizeof(bound[0]); i++)
@@ -231,6 +230,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->agent = agent && agent->next_due && agent->advance ? agent : NULL;
 	s->t_measure = job->ops_per_cpu ? 0 : job->warmup_ns * PS_PER_NS;
 	s->t_stop = s->t_measure + job->duration_ns * PS_PER_NS;
+	s->t_late = s->t_measure + job->duration_ns * PS_PER_NS / 2;
 	s->watchdog = job->watchdog_ns ? job->watchdog_ns * PS_PER_NS : NEVER / 2;
 	s->n_live = ncpus;
 	s->cpus = calloc(ncpus, sizeof(*s->cpus));
