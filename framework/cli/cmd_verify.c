@@ -168,10 +168,8 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 	if (stalled)
 		snprintf(why, sizeof(why),
 			 "a virtual CPU spins or accesses shared memory outside lab.h: the sim saw "
-			 "no "
-			 "lab.h operation for %.0f s of host time (stuck at %.3f ms of virtual "
-			 "time, "
-			 "after %llu progress reports); killed",
+			 "no lab.h operation for %.0f s of host time (stuck at %.3f ms of virtual "
+			 "time, after %llu progress reports); killed",
 			 VERIFY_STALL_MS / 1000.0,
 			 (double)__atomic_load_n(&out->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
 			 (unsigned long long)steps);

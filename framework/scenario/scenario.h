@@ -162,7 +162,8 @@ struct scenario_machine {
 	double cas_hold_ns;  /* ...of a far CAS that succeeds; 0: home_hold_ns */
 	bool fail_burst;     /* a failing far CAS at a busy line rides the burst that frees it */
 	int memory;	     /* enum machine_memory */
-	double store_delay_ns; /* arm: a relaxed store becomes visible within this */
+	double store_delay_ns; /* arm: a relaxed store becomes visible within this; a load is
+				  satisfied at most this early */
 	double perturb_ns;     /* seeded stalls of up to this at shared accesses; 0: none */
 };
 

@@ -297,11 +297,14 @@ static const struct lab_param machine_params[] = {
 	  "sc: every store is seen by every CPU once it completes; arm: a relaxed store waits in "
 	  "its CPU's store buffer and becomes visible to the others up to store_delay_ns later, "
 	  "out of order with the CPU's other stores, until a release (store, rmw or fence) "
-	  "orders it; the CPU itself reads its own stores at once (verify runs both)"),
+	  "orders it; the CPU itself reads its own stores at once; a relaxed load may be "
+	  "satisfied early, with its word's value up to store_delay_ns ago, but not before the "
+	  "CPU's last acquire or its last look at that word (verify runs both)"),
 	P(scenario_machine, store_delay_ns, LAB_PARAM_DOUBLE, "5000", 0, 1e7, NULL,
 	  "memory = arm: each relaxed store becomes visible to other CPUs and the device a "
 	  "seeded, uniformly drawn 0 to this many ns after it completes (hardware drains in "
-	  "tens of ns but the architecture sets no bound: large, so late visibility is explored)"),
+	  "tens of ns but the architecture sets no bound: large, so late visibility is explored); "
+	  "and a relaxed load is satisfied at most this many ns early"),
 	P(scenario_machine, perturb_ns, LAB_PARAM_DOUBLE, "0", 0, 1e7, NULL,
 	  "schedule perturbation (PCT-like; verify sets it): at each lab.h shared access a "
 	  "virtual CPU stalls, with probability 1/" PERTURB_EVERY_STR ", for a delay drawn "

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "engine/host.h"
+#include "engine/sim/sim.h"
 
 #define MAX_CMDS 256 /* [workload.cmdq] cmds_per_sync's upper bound */
 
@@ -114,6 +115,7 @@ static uint64_t think_time(struct cmdq_wl *wl, struct cmdq_wl_cpu *me)
 
 static void tag(const struct cmdq_wl *wl, struct lab_cpu *c, struct cmdq_wl_cpu *me, uint64_t seq)
 {
+	sim_note_host_write(me->cmds, wl->n * sizeof(*me->cmds));
 	for (uint32_t i = 0; i < wl->n; i++)
 		me->cmds[i] = smmu_tag_cmd(c->id, seq, i, wl->n);
 	me->tagged = seq;

@@ -143,6 +143,42 @@ Test(verify_mutants, missing_wmb_fails_protocol_under_weak_memory, .timeout = 60
 	verify_fails_in("weak_memory", "mut_no_wmb", "protocol");
 }
 
+/*
+ * mcs's granted follower waits for its grant with a relaxed load: its load of the slot its head
+ * wrote for it may be satisfied before the grant, so it writes its commands at the slot of its
+ * previous op. Only the sim's early loads (memory = arm) can show it: every failing
+ * configuration is an Arm-memory one.
+ */
+Test(verify_mutants, relaxed_grant_wait_fails_only_under_early_loads, .timeout = 600)
+{
+	char line[4096], cmd[1024];
+	size_t shown = 0, arm = 0;
+	bool failed = false;
+
+	verify_fails("mut_grant_relaxed", "sync_complete");
+	snprintf(
+		cmd, sizeof(cmd),
+		"'%s/iommulab' verify '%s/tests/fixtures/verify_mutants/cmdq-mut_grant_relaxed.so' "
+		"--engine sim 2>/dev/null",
+		TEST_BUILD_ROOT, TEST_BUILD_ROOT);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "cannot run %s", cmd);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], verdict[16];
+
+		if (sscanf(line, " %63s %15s (", name, verdict) == 2 && !strcmp(verdict, "FAIL"))
+			failed = true;
+		if (strstr(line, "counterexample: [")) {
+			shown++;
+			arm += strstr(line, "memory=arm") != NULL;
+		}
+	}
+	pclose(f);
+	cr_expect(failed && shown > 0, "verify --engine sim printed no failure");
+	cr_expect_eq(arm, shown, "%zu of %zu counterexamples are under memory = sc", shown - arm,
+		     shown);
+}
+
 /* ---- iova mutants (tests/fixtures/iova_mutants): caught by `iommulab verify`, by name ------ */
 
 /* Whether `iommulab verify` on iova mutant NAME prints check FAIL with text in its detail. */

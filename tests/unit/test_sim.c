@@ -264,6 +264,35 @@ static int op_cas_race(void *arg, struct lab_cpu *c, struct hist *h, bool measur
 	return 0;
 }
 
+/*
+ * Message passing, the litmus test of reordered loads: CPU 1 writes data (counter) then, with a
+ * release, flag, each op the next number; CPU 0 loads flag with mp_order, then data twice,
+ * back to back (a delay would end the window a load can be satisfied early in).
+ * log_t[0] counts the ops that saw data behind flag (the flag's load performed after data's),
+ * log_t[1] those whose second load of data went back before the first (never allowed).
+ */
+static int mp_order;
+
+static int op_mp(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	if (c->id == 1) {
+		uint32_t k = ++sh->own[16]; /* CPU 1's own count, plain */
+		lab_store32(&sh->counter, k, LAB_RELAXED);
+		lab_store32(&sh->flag, k, LAB_RELEASE);
+		lab_delay_ns(c, 50);
+	} else {
+		uint32_t f = lab_load32(&sh->flag, mp_order);
+		uint32_t d = lab_load32(&sh->counter, LAB_RELAXED);
+		uint32_t d2 = lab_load32(&sh->counter, LAB_RELAXED);
+		sh->log_t[0] += d < f;
+		sh->log_t[1] += d2 < d;
+	}
+	return 0;
+}
+
 static const struct lab_counter test_counters[] = {
 	{ "acquisitions", LAB_COUNTER_EVENTS, "lock acquisitions" },
 };
@@ -425,6 +454,35 @@ Test(sim, a_wait_wakes_on_any_line_its_condition_read)
 	cr_assert_geq(sh->log_t[0], 1000, "woke at %lu ns", (unsigned long)sh->log_t[0]);
 	cr_assert_lt(sh->log_t[0], 1000 + 4 * (uint64_t)mach.line_ns + 100, "woke at %lu ns",
 		     (unsigned long)sh->log_t[0]);
+}
+
+/*
+ * memory = arm satisfies a relaxed load early: data's load may be performed before flag's, so
+ * it sees an older number than flag, as an Arm core may. An acquire on flag forbids it, and so
+ * does sequentially consistent memory; one CPU's loads of one word never go back (coherence).
+ */
+Test(sim, arm_memory_reorders_relaxed_loads_and_acquire_forbids_it)
+{
+	struct scenario_machine m = mach;
+	struct run_out o;
+	uint64_t seen[3][2];
+	const int orders[3] = { LAB_RELAXED, LAB_ACQUIRE, LAB_RELAXED };
+
+	for (int i = 0; i < 3; i++) {
+		m.memory = i < 2 ? MACHINE_MEMORY_ARM : MACHINE_MEMORY_SC;
+		mp_order = orders[i];
+		run(op_mp, 2, 20000, 0, &m, &o);
+		cr_assert_not(o.res.hung, "%s", o.res.why);
+		seen[i][0] = sh->log_t[0];
+		seen[i][1] = sh->log_t[1];
+	}
+	cr_expect_gt(seen[0][0], 0, "arm, relaxed flag: data never behind flag in 20000 ops");
+	cr_expect_eq(seen[1][0], 0, "arm, acquire flag: data behind flag %lu times",
+		     (unsigned long)seen[1][0]);
+	cr_expect_eq(seen[2][0], 0, "sc: data behind flag %lu times", (unsigned long)seen[2][0]);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(seen[i][1], 0, "case %d: a load of data went back %lu times", i,
+			     (unsigned long)seen[i][1]);
 }
 
 /* Far atomics at a home that is the bottleneck: 1 ns per lab.h op, 100 ns to the home. */

@@ -501,6 +501,9 @@ void sim_read_agent(void)
 	if (!s->cur->read_agent && s->agent && s->agent->progress)
 		s->cur->agent_seen = s->agent->progress(s->agent->arg);
 	s->cur->read_agent = true;
+	/* memory = arm: readl() is a load and an rmb: no later load is satisfied before it. */
+	if (s->weak)
+		s->cur->ld_floor = s->cur->clock;
 }
 
 void sim_agent_wrote(const void *p, size_t len)
@@ -583,6 +586,8 @@ static struct sim_line *line_find(struct sim *s, uintptr_t tag)
 	}
 }
 
+static void hist_forget(struct sim *s, const void *p, size_t len, uint64_t at);
+
 void sim_agent_stored(const void *p, size_t len)
 {
 	struct sim *s = cur_sim;
@@ -590,6 +595,8 @@ void sim_agent_stored(const void *p, size_t len)
 
 	if (!s)
 		return;
+	if (s->hist) /* memory = arm: its old value is gone, so no load goes back before it */
+		hist_forget(s, p, len, s->in_agent ? s->agent_now : s->cur ? s->cur->clock : 0);
 	for (; a < end; a++) {
 		if (s->n_dirty < SIM_DIRTY_MAX)
 			s->dirty[s->n_dirty++] = a;
@@ -671,6 +678,226 @@ static inline void device_wakeups(struct sim *s, uint64_t now)
 {
 	if (__builtin_expect(s->agent_moved, 0))
 		device_look(s, now);
+}
+
+/* ---- memory = arm: loads satisfied early ------------------------------------------------- */
+
+/*
+ * A load may be satisfied early, as an Arm core may perform it ahead of the accesses before
+ * it: it returns the value its word held at a time drawn uniformly from [lo, now], where lo
+ * is the latest of now - store_delay_ns, the CPU's access LD_WINDOW back (its out-of-order
+ * window), its last delay or stall, the last pass of its last spin-wait, its last acquire (an
+ * acquire load, rmw or fence, or a readl() of a device register: nothing after it is
+ * performed before it) and the time as of which the CPU last saw the word (coherence: it
+ * never goes back). An acquire (or seq_cst) load is satisfied early too, but not before the
+ * CPU's last release store or rmw (stlr then ldar stay in order: Arm is RCsc), and what
+ * follows it is then performed no earlier than it. Address dependencies are not honoured:
+ * C11's relaxed order (lab.h's) does not promise them, as the kernel's READ_ONCE() does. An
+ * rmw reads the word as it is now. The device's stores are reported after the fact
+ * (sim_agent_stored): no load of what one changed goes back before it.
+ */
+static inline size_t hist_hash(const struct sim *s, uintptr_t word)
+{
+	return (size_t)(((uint64_t)(word >> 3) * 0x9e3779b97f4a7c15ull) >> 32) & s->hist_mask;
+}
+
+int sim_hist_alloc(struct sim *s, uint32_t bits)
+{
+	struct sim_hist *old = s->hist;
+	size_t old_cap = old ? s->hist_mask + 1 : 0;
+	struct sim_hist *v = calloc((size_t)1 << bits, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	s->hist = v;
+	s->hist_mask = ((size_t)1 << bits) - 1;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (!old[i].word)
+			continue;
+		size_t j = hist_hash(s, old[i].word);
+		while (v[j].word)
+			j = (j + 1) & s->hist_mask;
+		v[j] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* word's history; NULL when it has none and !make. */
+static struct sim_hist *hist_of(struct sim *s, uintptr_t word, bool make)
+{
+	for (;;) {
+		size_t i = hist_hash(s, word);
+		for (;;) {
+			struct sim_hist *h = &s->hist[i];
+			if (h->word == word)
+				return h;
+			if (!h->word)
+				break;
+			i = (i + 1) & s->hist_mask;
+		}
+		if (!make)
+			return NULL;
+		if ((s->hist_n + 1) * 2 <= s->hist_mask + 1) {
+			struct sim_hist *h = &s->hist[i];
+			h->word = word;
+			s->hist_n++;
+			return h;
+		}
+		unsigned int bits = (unsigned int)__builtin_ctzll((uint64_t)s->hist_mask + 1);
+		if (sim_hist_alloc(s, bits + 1)) {
+			s->oom = true; /* as line_of: fail the trial rather than guess */
+			abort();
+		}
+	}
+}
+
+static inline uintptr_t word_of(const void *p)
+{
+	return (uintptr_t)p & ~(uintptr_t)7;
+}
+
+/* [p, p + size) is about to change at time at: remember what its word held until then. */
+static void hist_note(struct sim *s, const void *p, uint64_t at)
+{
+	struct sim_hist *h = hist_of(s, word_of(p), true);
+	uint64_t old = *(volatile const uint64_t *)word_of(p);
+	uint32_t newest = (h->head + h->n + HIST_PER_WORD - 1) % HIST_PER_WORD;
+
+	if (h->n && h->e[newest].at > at)
+		at = h->e[newest].at; /* changes stay in time order */
+	if (h->n == HIST_PER_WORD) {
+		h->lost_at = h->e[h->head].at;
+		h->head = (h->head + 1) % HIST_PER_WORD;
+		h->n--;
+	}
+	uint32_t i = (h->head + h->n) % HIST_PER_WORD;
+	h->e[i].at = at;
+	h->e[i].old = old;
+	h->n++;
+}
+
+/*
+ * [p, p + len) has changed at time at, its old value unrecorded (a device store, reported
+ * after the fact): no load of it is satisfied before at.
+ */
+static void hist_forget(struct sim *s, const void *p, size_t len, uint64_t at)
+{
+	for (uintptr_t w = word_of(p); w < (uintptr_t)p + len; w += 8) {
+		struct sim_hist *h = hist_of(s, w, true);
+		h->n = 0;
+		h->head = 0;
+		if (at > h->lost_at)
+			h->lost_at = at;
+	}
+}
+
+static inline uint64_t ld_next_rng(struct sim_cpu *me)
+{
+	uint64_t z = (me->ld_rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static inline uint32_t coh_slot(uintptr_t word)
+{
+	return (uint32_t)(((uint64_t)(word >> 3) * 0x9e3779b97f4a7c15ull) >> 32) % COH_SLOTS;
+}
+
+/* me has seen word as of at: none of its later loads of it is satisfied earlier. */
+static void coh_note(struct sim_cpu *me, uintptr_t word, uint64_t at)
+{
+	uint32_t k = coh_slot(word);
+
+	if (me->coh[k].word != word) {
+		/* Until now coh_lost bounded it: it still does. */
+		uint64_t floor = me->coh_lost;
+		if (me->coh[k].word && me->coh[k].at > me->coh_lost)
+			me->coh_lost = me->coh[k].at;
+		me->coh[k].word = word;
+		me->coh[k].at = at > floor ? at : floor;
+	} else if (at > me->coh[k].at) {
+		me->coh[k].at = at;
+	}
+}
+
+static inline uint64_t coh_floor(const struct sim_cpu *me, uintptr_t word)
+{
+	uint32_t k = coh_slot(word);
+
+	return me->coh[k].word == word ? me->coh[k].at : me->coh_lost;
+}
+
+/*
+ * A spin-wait's pass ended at me->clock: the loads after it may have been satisfied during
+ * its last pass (a core runs on past the loop's exit branch), no earlier.
+ */
+static inline void spin_floor(struct sim_cpu *me, uint64_t pass_ps)
+{
+	uint64_t f = me->clock > pass_ps ? me->clock - pass_ps : 0;
+
+	if (f > me->ld_floor)
+		me->ld_floor = f;
+}
+
+static inline bool orders_acquire(int o)
+{
+	return o == __ATOMIC_ACQUIRE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST ||
+	       o == __ATOMIC_CONSUME;
+}
+
+/*
+ * me loads [p, p + size) at me->clock, order o, its value there now being v: the value it
+ * returns (an earlier one when it is satisfied early).
+ */
+static uint64_t early_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, int o,
+			   uint64_t v)
+{
+	uintptr_t word = word_of(p);
+	uint64_t now = me->clock, lo, at;
+	const struct sim_hist *h;
+	bool acquire = orders_acquire(o);
+
+	lo = now > s->sb_delay_ps ? now - s->sb_delay_ps : 0;
+	if (me->ld_floor > lo)
+		lo = me->ld_floor;
+	if (me->win[me->win_n % LD_WINDOW] > lo)
+		lo = me->win[me->win_n % LD_WINDOW];
+	me->win[me->win_n++ % LD_WINDOW] = now;
+	if (acquire && me->rel_floor > lo)
+		lo = me->rel_floor;
+	at = coh_floor(me, word);
+	if (at > lo)
+		lo = at;
+	if (lo >= now) {
+		coh_note(me, word, now);
+		if (acquire)
+			me->ld_floor = now;
+		return v;
+	}
+	at = lo + ld_next_rng(me) % (now - lo + 1);
+	coh_note(me, word, at);
+	if (acquire)
+		me->ld_floor = at;
+	h = hist_of(s, word, false);
+	if (!h || !h->n || h->e[(h->head + h->n - 1) % HIST_PER_WORD].at <= at)
+		return v; /* unchanged since then: now's value is its value then */
+	if (at < h->lost_at)
+		at = h->lost_at;
+	uint64_t w = *(volatile const uint64_t *)word;
+	for (uint32_t k = h->n; k--;) {
+		uint32_t i = (h->head + k) % HIST_PER_WORD;
+		if (h->e[i].at <= at)
+			break;
+		w = h->e[i].old;
+	}
+	unsigned int shift = (unsigned int)((uintptr_t)p - word) * 8;
+	uint64_t old = size == 8 ? w : (uint32_t)(w >> shift);
+	if (old != v) {
+		me->stale_read = true;
+	}
+	return old;
 }
 
 /* ---- memory = arm: store buffers ----------------------------------------------------------- */
@@ -760,6 +987,11 @@ static void sb_apply_head(struct sim *s, uint64_t now)
 
 	memmove(s->sb, s->sb + 1, (size_t)(--s->sb_n) * sizeof(*s->sb));
 	s->cpus[e.cpu].sb_own--;
+	if (s->hist) {
+		hist_note(s, e.p, now > e.at ? now : e.at);
+		/* From now on its CPU no longer forwards it: no load of it goes back before it. */
+		coh_note(&s->cpus[e.cpu], word_of(e.p), now > e.at ? now : e.at);
+	}
 	if (e.size == 4)
 		*(volatile uint32_t *)e.p = (uint32_t)e.v;
 	else
@@ -953,12 +1185,20 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	 * CONS-polled drain at 64 CPUs reported "every CPU left (64) waits on a line nobody
 	 * will write"; perturb_ns's stalls made it common).
 	 */
-	if (((size == 4 && *(volatile const uint32_t *)p != (uint32_t)seen) ||
+	/*
+	 * memory = arm: a load of its condition returned a value already gone (satisfied
+	 * early), so the write that would wake it may have happened: it looks again.
+	 */
+	bool stale = me->stale_read;
+
+	me->stale_read = false;
+	if ((stale || (size == 4 && *(volatile const uint32_t *)p != (uint32_t)seen) ||
 	     (size == 8 && *(volatile const uint64_t *)p != seen) ||
 	     (me->read_agent && s->agent && s->agent->progress &&
 	      s->agent->progress(s->agent->arg) != me->agent_seen))) {
 		me->read_agent = false;
 		me->clock += s->poll_ps;
+		spin_floor(me, s->poll_ps);
 		count_op(s);
 		maybe_yield(s, me);
 		return;
@@ -1007,6 +1247,7 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	count_op(s);
 	sim_schedule(s, me, false);
 	me->watch = NULL;
+	spin_floor(me, s->poll_ps); /* woken */
 }
 
 /* A write to p's line took effect at now: every CPU sleeping on the line wakes to reload. */
@@ -1060,6 +1301,8 @@ void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
 		return;
 	me = running(s);
 	me->clock += ns * PS_PER_NS;
+	if (s->weak)
+		me->ld_floor = me->clock; /* local work fills the out-of-order window */
 	count_op(s);
 	maybe_yield(s, me);
 }
@@ -1076,6 +1319,8 @@ void lab_sim_fence(int o)
 	running(s)->clock += s->op_ps;
 	if (s->weak && running(s)->sb_own && orders_release(o))
 		sb_retime(s, running(s), NULL, 0, false);
+	if (s->weak && orders_acquire(o))
+		running(s)->ld_floor = running(s)->clock;
 	count_op(s);
 }
 
@@ -1090,6 +1335,7 @@ void lab_sim_spin_wait(struct lab_cpu *c, const void *watched)
 	me = running(s);
 	if (!watched) {
 		me->clock += s->poll_ps;
+		spin_floor(me, s->poll_ps);
 		count_op(s);
 		maybe_yield(s, me);
 		return;
@@ -1139,6 +1385,8 @@ static __attribute__((noinline)) void perturb(struct sim *s, struct sim_cpu *me)
 	if (z % SIM_PERTURB_EVERY)
 		return;
 	me->clock += (z >> 8) % (s->perturb_ps + 1);
+	if (s->weak)
+		me->ld_floor = me->clock; /* an interrupt or a preemption drains the window */
 }
 
 /*
@@ -1190,15 +1438,46 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
  * memory = arm, a CPU with buffered stores loads: a partly overlapping buffered store must be
  * visible first (coherence); an exact one is forwarded (its own CPU sees it at once).
  */
-static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size)
+void sim_note_host_write(const void *p, size_t len)
+{
+	struct sim *s = cur_sim;
+
+	if (unsimulated() || !s->hist || !len)
+		return;
+	struct sim_cpu *me = running(s);
+	for (uintptr_t w = word_of(p); w < (uintptr_t)p + len; w += 8) {
+		hist_note(s, (const void *)w, me->clock);
+		coh_note(me, w, me->clock);
+	}
+}
+
+static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, int o)
 {
 	uint64_t v;
 
-	sb_retime(s, me, p, size, true);
+	if (me->sb_own)
+		sb_retime(s, me, p, size, true);
 	access_begin(s, me, p, ACC_LOAD, NULL);
-	if (sb_forward(s, me, p, size, &v))
+	if (me->sb_own && sb_forward(s, me, p, size, &v)) {
+		me->win[me->win_n++ % LD_WINDOW] = me->clock;
+		if (orders_acquire(o))
+			me->ld_floor = me->clock;
 		return v;
-	return size == 4 ? *(volatile const uint32_t *)p : *(volatile const uint64_t *)p;
+	}
+	v = size == 4 ? *(volatile const uint32_t *)p : *(volatile const uint64_t *)p;
+	return early_load(s, me, p, size, o, v);
+}
+
+/* memory = arm: a store or rmw by me changes [p, ...) now (me->clock), order o. */
+static void weak_wrote(struct sim *s, struct sim_cpu *me, const void *p, int o)
+{
+	hist_note(s, p, me->clock);
+	coh_note(me, word_of(p), me->clock);
+	me->win[me->win_n++ % LD_WINDOW] = me->clock;
+	if (orders_acquire(o))
+		me->ld_floor = me->clock;
+	if (orders_release(o))
+		me->rel_floor = me->clock;
 }
 
 /* memory = arm: a relaxed store completes into the store buffer, not into memory. */
@@ -1206,6 +1485,7 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 {
 	access_begin(s, me, p, ACC_STORE, NULL);
 	me->deadline = me->clock + s->watchdog;
+	me->win[me->win_n++ % LD_WINDOW] = me->clock;
 	sb_push(s, me, p, size, v);
 }
 
@@ -1213,11 +1493,10 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 	uint##bits##_t lab_sim_load##bits(const uint##bits##_t *p, int o)                          \
 	{                                                                                          \
 		struct sim *s = cur_sim;                                                           \
-		(void)o;                                                                           \
 		if (unsimulated())                                                                 \
 			return __atomic_load_n(p, __ATOMIC_SEQ_CST);                               \
-		if (__builtin_expect(running(s)->sb_own, 0))                                       \
-			return (uint##bits##_t)weak_load(s, running(s), p, bits / 8);              \
+		if (__builtin_expect(s->weak, 0))                                                  \
+			return (uint##bits##_t)weak_load(s, running(s), p, bits / 8, o);           \
 		access_begin(s, running(s), p, ACC_LOAD, NULL);                                    \
 		return *(volatile const uint##bits##_t *)p;                                        \
 	}                                                                                          \
@@ -1239,6 +1518,8 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 		}                                                                                  \
 		struct sim_write w = { p, bits / 8, SIM_STORE, v, 0 };                             \
 		struct sim_line *l = access_begin(s, me, p, ACC_STORE, &w);                        \
+		if (__builtin_expect(s->weak, 0))                                                  \
+			weak_wrote(s, me, p, o);                                                   \
 		*(volatile uint##bits##_t *)p = v;                                                 \
 		access_wrote(s, me, l);                                                            \
 	}                                                                                          \
@@ -1260,6 +1541,8 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 			sb_retime(s, me, orders_release(o) ? NULL : p, bits / 8, false);           \
 		struct sim_write w = { p, bits / 8, op, a, b };                                    \
 		struct sim_line *l = access_begin(s, me, p, ACC_RMW, &w);                          \
+		if (__builtin_expect(s->weak, 0))                                                  \
+			weak_wrote(s, me, p, o);                                                   \
 		if (me->far_seen) /* failed at the home: the value it answered with */             \
 			return (uint##bits##_t)me->far_val;                                        \
 		old = *p;                                                                          \

@@ -109,6 +109,14 @@ void sim_agent_stored(const void *p, size_t len);
  */
 void sim_read_agent(void);
 
+/*
+ * For host code on a virtual CPU (a workload writing the commands it hands a plugin): it is
+ * about to write [p, p + len) with plain stores. Under memory = arm the sim remembers what
+ * the words held, so another CPU's lab.h load satisfied early may still return it, as an Arm
+ * core's may. Nothing natively, outside a simulation, or under memory = sc.
+ */
+void sim_note_host_write(const void *p, size_t len);
+
 /* What the engine measured about itself. */
 struct sim_stats {
 	uint64_t lab_ops; /* lab.h operations simulated (loads, stores, rmws, fences, delays, waits)

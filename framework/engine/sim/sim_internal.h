@@ -22,12 +22,8 @@
 #define STACK_SIZE     (256u << 10) /* plugin + workload frames (cmdq_wl keeps 4 KiB of commands) */
 #define SHARER_WORDS   (SIM_MAX_CPUS / 64)
 #define LINES_MIN_BITS 14
-#define RECENT	       4
-#define SIM_DIRTY_MAX                                                                              \
-	64 /* device stores remembered between two looks at its progress */ /* lines a spin-wait's \
-									       condition may read  \
-									       besides the watched \
-									       one */
+#define RECENT	       4  /* lines a spin-wait's condition may read besides the watched one */
+#define SIM_DIRTY_MAX  64 /* device stores remembered between two looks at its progress */
 
 enum { LINE_SHARED = -1, LINE_HOME = -2, LINE_DEVICE = -3 };
 enum cpu_state { CPU_RUNNABLE = 0, CPU_RUNNING, CPU_PARKED, CPU_DONE };
@@ -84,6 +80,38 @@ struct sim_sb_entry {
 };
 #define SB_PER_CPU 16 /* a full store buffer drains before it takes another store */
 
+/*
+ * memory = arm: the last changes of one aligned 8-byte word, so that a relaxed load can be
+ * satisfied early, with the value the word held at an earlier time. e[] is a ring of its
+ * last HIST_PER_WORD changes, oldest at e[head]: change i took effect at e[i].at, and the
+ * word held e[i].old just before. Before lost_at (the oldest change forgotten) the word's
+ * value is not known, so no load is satisfied before it.
+ */
+#define HIST_PER_WORD 4
+struct sim_hist {
+	uintptr_t word; /* address of the aligned 8 bytes; 0: empty slot */
+	uint64_t lost_at;
+	uint32_t n, head;
+	struct {
+		uint64_t at, old;
+	} e[HIST_PER_WORD];
+};
+
+/*
+ * memory = arm: per CPU, the time as of which it last saw each word it used (a later load
+ * of the word is satisfied no earlier: coherence), direct-mapped by word; a word whose slot
+ * was taken by another is bounded by coh_lost, the latest time so forgotten.
+ */
+#define COH_SLOTS 16
+
+/*
+ * memory = arm: how many of a CPU's own accesses a load may be satisfied ahead of (the
+ * out-of-order window). A load is never satisfied before the access LD_WINDOW back, nor
+ * before the CPU's last delay or stall: local work, an interrupt or a preemption fills or
+ * drains the window, so no load reaches back across one.
+ */
+#define LD_WINDOW 4
+
 struct sim_cpu {
 	uint64_t clock;	   /* ps */
 	uint64_t deadline; /* ps: watchdog, last progress + watchdog */
@@ -112,6 +140,18 @@ struct sim_cpu {
 	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
 	uint32_t sb_own;	    /* ...its entries in sim.sb */
 	uint64_t pt_rng;	    /* perturb_ns: the seeded stall sequence (splitmix64) */
+	/* memory = arm, loads: */
+	uint64_t ld_rng;    /* ...the seeded sequence of how early a relaxed load is satisfied */
+	uint64_t ld_floor;  /* ...ps: no load before its last acquire, delay, stall or spin */
+	uint64_t rel_floor; /* ...ps: its last release store or rmw: no acquire load before it */
+	uint64_t win[LD_WINDOW]; /* ...ps: its last LD_WINDOW accesses, oldest at win[win_n % ..] */
+	uint32_t win_n;
+	bool stale_read; /* ...a load since its last park returned a value already gone */
+	uint64_t coh_lost;
+	struct {
+		uintptr_t word;
+		uint64_t at;
+	} coh[COH_SLOTS];
 	/* The line it accessed last (its tag, and the table's generation then). */
 	struct sim_line *last_line;
 	uintptr_t last_tag;
@@ -136,6 +176,8 @@ struct sim {
 	struct sim_sb_entry *sb; /* every store buffer's entries, sorted by (at, seq) */
 	uint32_t sb_n, sb_cap;
 	uint64_t sb_seq;
+	struct sim_hist *hist; /* memory = arm: every word's last changes (open addressing) */
+	size_t hist_n, hist_mask;
 	bool adaptive; /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
 	uint32_t words;	  /* of a CPU bitmap in use: (ncpus + 63) / 64 */
@@ -229,6 +271,9 @@ static inline uint32_t sim_key_id(uint64_t key)
 /* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
 void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id);
 uint64_t sim_heap_pop(struct sim *s);
+
+/* memory = arm: the word history's table (sim.c), 2^bits slots. 0 or -ENOMEM. */
+int sim_hist_alloc(struct sim *s, uint32_t bits);
 
 /* The line table (sim.c), 2^bits slots. 0 or -ENOMEM. */
 int sim_lines_alloc(struct sim *s, uint32_t bits);

@@ -180,6 +180,7 @@ static void sim_free(struct sim *s)
 	free(s->cpus);
 	free(s->heap);
 	free(s->sb);
+	free(s->hist);
 	free(s->lines);
 	free(s->lat_ps);
 	free(s);
@@ -240,7 +241,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	if (s->weak) { /* every buffer full at once is the most there can be */
 		s->sb_cap = ncpus * SB_PER_CPU;
 		s->sb = calloc(s->sb_cap, sizeof(*s->sb));
-		if (!s->sb)
+		if (!s->sb || sim_hist_alloc(s, LINES_MIN_BITS))
 			goto out;
 	}
 	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
@@ -255,6 +256,9 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		x->deadline = s->watchdog;
 		x->sb_rng =
 			((job->cfg ? job->cfg->scenario.seed : 0) + 1) * 0xd1342543de82ef95ull + i;
+		/* Its own stream: satisfying loads early leaves the store delays as they were. */
+		x->ld_rng = ((job->cfg ? job->cfg->scenario.seed : 0) + 1) * 0x9fb21c651e98df25ull +
+			    (uint64_t)i * 0xc2b2ae3d27d4eb4full;
 		/* Its own stream: perturbing leaves the store delays as they were for a seed. */
 		x->pt_rng = ((job->cfg ? job->cfg->scenario.seed : 0) + 1) * 0xaf251af3b0f025b5ull +
 			    (uint64_t)i * 0x9e3779b97f4a7c15ull;

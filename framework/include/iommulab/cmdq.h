@@ -113,7 +113,8 @@ struct lab_smmu {
 	struct lab_cmd *ring; /* 1 << shift entries, cache-line aligned */
 	uint32_t msi;	      /* 1: CMD_SYNC may complete by MSI (ARM_SMMU_OPT_MSIPOLL) */
 	uint32_t pad;
-	/* readl(CONS): the device's consumer index (IDX | WRP). */
+	/* readl(CONS): the device's consumer index (IDX | WRP). Like readl(), it orders the
+	 * loads after it after it (the sim's memory = arm satisfies none of them earlier). */
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s);
 	/* writel(PROD): publish entries up to prod (IDX | WRP; OVF must be clear). */
 	void (*write_prod)(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod);
