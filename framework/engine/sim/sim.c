@@ -1198,7 +1198,8 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	      s->agent->progress(s->agent->arg) != me->agent_seen))) {
 		me->read_agent = false;
 		me->clock += s->poll_ps;
-		spin_floor(me, s->poll_ps);
+		if (s->weak)
+			spin_floor(me, s->poll_ps);
 		count_op(s);
 		maybe_yield(s, me);
 		return;
@@ -1247,7 +1248,8 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	count_op(s);
 	sim_schedule(s, me, false);
 	me->watch = NULL;
-	spin_floor(me, s->poll_ps); /* woken */
+	if (s->weak)
+		spin_floor(me, s->poll_ps); /* woken */
 }
 
 /* A write to p's line took effect at now: every CPU sleeping on the line wakes to reload. */
@@ -1335,7 +1337,8 @@ void lab_sim_spin_wait(struct lab_cpu *c, const void *watched)
 	me = running(s);
 	if (!watched) {
 		me->clock += s->poll_ps;
-		spin_floor(me, s->poll_ps);
+		if (s->weak)
+			spin_floor(me, s->poll_ps);
 		count_op(s);
 		maybe_yield(s, me);
 		return;
