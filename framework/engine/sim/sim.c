@@ -800,33 +800,40 @@ static inline uint64_t ld_next_rng(struct sim_cpu *me)
 	return z ^ (z >> 31);
 }
 
-static inline uint32_t coh_slot(uintptr_t word)
-{
-	return (uint32_t)(((uint64_t)(word >> 3) * 0x9e3779b97f4a7c15ull) >> 32) % COH_SLOTS;
-}
-
-/* me has seen word as of at: none of its later loads of it is satisfied earlier. */
+/*
+ * me has seen word as of at: none of its later loads of it is satisfied earlier. The table is
+ * kept least recently used first out, so what it remembers follows from the CPU's accesses
+ * alone, never from where the host put the words (a seed replays exactly).
+ */
 static void coh_note(struct sim_cpu *me, uintptr_t word, uint64_t at)
 {
-	uint32_t k = coh_slot(word);
+	uint32_t k, victim = 0;
 
-	if (me->coh[k].word != word) {
-		/* Until now coh_lost bounded it: it still does. */
-		uint64_t floor = me->coh_lost;
-		if (me->coh[k].word && me->coh[k].at > me->coh_lost)
-			me->coh_lost = me->coh[k].at;
-		me->coh[k].word = word;
-		me->coh[k].at = at > floor ? at : floor;
-	} else if (at > me->coh[k].at) {
-		me->coh[k].at = at;
+	for (k = 0; k < COH_SLOTS; k++) {
+		if (me->coh[k].word == word) {
+			if (at > me->coh[k].at)
+				me->coh[k].at = at;
+			me->coh[k].used = ++me->coh_tick;
+			return;
+		}
+		if (me->coh[k].used < me->coh[victim].used)
+			victim = k;
 	}
+	/* Until now coh_lost bounded it: it still does. */
+	uint64_t floor = me->coh_lost;
+	if (me->coh[victim].word && me->coh[victim].at > me->coh_lost)
+		me->coh_lost = me->coh[victim].at;
+	me->coh[victim].word = word;
+	me->coh[victim].at = at > floor ? at : floor;
+	me->coh[victim].used = ++me->coh_tick;
 }
 
 static inline uint64_t coh_floor(const struct sim_cpu *me, uintptr_t word)
 {
-	uint32_t k = coh_slot(word);
-
-	return me->coh[k].word == word ? me->coh[k].at : me->coh_lost;
+	for (uint32_t k = 0; k < COH_SLOTS; k++)
+		if (me->coh[k].word == word)
+			return me->coh[k].at;
+	return me->coh_lost;
 }
 
 /*

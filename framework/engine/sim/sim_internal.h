@@ -99,8 +99,8 @@ struct sim_hist {
 
 /*
  * memory = arm: per CPU, the time as of which it last saw each word it used (a later load
- * of the word is satisfied no earlier: coherence), direct-mapped by word; a word whose slot
- * was taken by another is bounded by coh_lost, the latest time so forgotten.
+ * of the word is satisfied no earlier: coherence), for its COH_SLOTS most recently used
+ * words; a word it forgot is bounded by coh_lost, the latest time so forgotten.
  */
 #define COH_SLOTS 16
 
@@ -147,10 +147,11 @@ struct sim_cpu {
 	uint64_t win[LD_WINDOW]; /* ...ps: its last LD_WINDOW accesses, oldest at win[win_n % ..] */
 	uint32_t win_n;
 	bool stale_read; /* ...a load since its last park returned a value already gone */
-	uint64_t coh_lost;
+	uint64_t coh_lost, coh_tick;
 	struct {
 		uintptr_t word;
 		uint64_t at;
+		uint64_t used; /* coh_tick at its last note: the least recent goes first */
 	} coh[COH_SLOTS];
 	/* The line it accessed last (its tag, and the table's generation then). */
 	struct sim_line *last_line;
