@@ -501,9 +501,7 @@ void sim_read_agent(void)
 	if (!s->cur->read_agent && s->agent && s->agent->progress)
 		s->cur->agent_seen = s->agent->progress(s->agent->arg);
 	s->cur->read_agent = true;
-	/* memory = arm: readl() is a load and an rmb: no later load is satisfied before it. */
-	if (s->weak)
-		s->cur->ld_floor = s->cur->clock;
+	loads_after(s, s->cur, 0); /* readl() is a load and an rmb */
 }
 
 void sim_agent_wrote(const void *p, size_t len)
@@ -836,18 +834,6 @@ static inline uint64_t coh_floor(const struct sim_cpu *me, uintptr_t word)
 	return me->coh_lost;
 }
 
-/*
- * A spin-wait's pass ended at me->clock: the loads after it may have been satisfied during
- * its last pass (a core runs on past the loop's exit branch), no earlier.
- */
-static inline void spin_floor(struct sim_cpu *me, uint64_t pass_ps)
-{
-	uint64_t f = me->clock > pass_ps ? me->clock - pass_ps : 0;
-
-	if (f > me->ld_floor)
-		me->ld_floor = f;
-}
-
 static inline bool orders_acquire(int o)
 {
 	return o == __ATOMIC_ACQUIRE || o == __ATOMIC_ACQ_REL || o == __ATOMIC_SEQ_CST ||
@@ -871,7 +857,7 @@ static uint64_t early_load(struct sim *s, struct sim_cpu *me, const void *p, uin
 		lo = me->ld_floor;
 	if (me->win[me->win_n % LD_WINDOW] > lo)
 		lo = me->win[me->win_n % LD_WINDOW];
-	me->win[me->win_n++ % LD_WINDOW] = now;
+	win_note(me, now);
 	if (acquire && me->rel_floor > lo)
 		lo = me->rel_floor;
 	at = coh_floor(me, word);
@@ -884,14 +870,14 @@ static uint64_t early_load(struct sim *s, struct sim_cpu *me, const void *p, uin
 		return v;
 	}
 	at = lo + ld_next_rng(me) % (now - lo + 1);
+	h = hist_of(s, word, false);
+	if (h && at < h->lost_at) /* its value before then is not known */
+		at = h->lost_at < now ? h->lost_at : now;
 	coh_note(me, word, at);
 	if (acquire)
 		me->ld_floor = at;
-	h = hist_of(s, word, false);
 	if (!h || !h->n || h->e[(h->head + h->n - 1) % HIST_PER_WORD].at <= at)
 		return v; /* unchanged since then: now's value is its value then */
-	if (at < h->lost_at)
-		at = h->lost_at;
 	uint64_t w = *(volatile const uint64_t *)word;
 	for (uint32_t k = h->n; k--;) {
 		uint32_t i = (h->head + k) % HIST_PER_WORD;
@@ -901,9 +887,8 @@ static uint64_t early_load(struct sim *s, struct sim_cpu *me, const void *p, uin
 	}
 	unsigned int shift = (unsigned int)((uintptr_t)p - word) * 8;
 	uint64_t old = size == 8 ? w : (uint32_t)(w >> shift);
-	if (old != v) {
+	if (old != v)
 		me->stale_read = true;
-	}
 	return old;
 }
 
@@ -1205,8 +1190,7 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	      s->agent->progress(s->agent->arg) != me->agent_seen))) {
 		me->read_agent = false;
 		me->clock += s->poll_ps;
-		if (s->weak)
-			spin_floor(me, s->poll_ps);
+		loads_after(s, me, s->poll_ps); /* the spin's next pass */
 		count_op(s);
 		maybe_yield(s, me);
 		return;
@@ -1255,8 +1239,7 @@ static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size
 	count_op(s);
 	sim_schedule(s, me, false);
 	me->watch = NULL;
-	if (s->weak)
-		spin_floor(me, s->poll_ps); /* woken */
+	loads_after(s, me, s->poll_ps); /* woken: the spin's last pass */
 }
 
 /* A write to p's line took effect at now: every CPU sleeping on the line wakes to reload. */
@@ -1310,8 +1293,7 @@ void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
 		return;
 	me = running(s);
 	me->clock += ns * PS_PER_NS;
-	if (s->weak)
-		me->ld_floor = me->clock; /* local work fills the out-of-order window */
+	loads_after(s, me, 0); /* local work fills the out-of-order window */
 	count_op(s);
 	maybe_yield(s, me);
 }
@@ -1328,8 +1310,8 @@ void lab_sim_fence(int o)
 	running(s)->clock += s->op_ps;
 	if (s->weak && running(s)->sb_own && orders_release(o))
 		sb_retime(s, running(s), NULL, 0, false);
-	if (s->weak && orders_acquire(o))
-		running(s)->ld_floor = running(s)->clock;
+	if (orders_acquire(o))
+		loads_after(s, running(s), 0);
 	count_op(s);
 }
 
@@ -1344,8 +1326,7 @@ void lab_sim_spin_wait(struct lab_cpu *c, const void *watched)
 	me = running(s);
 	if (!watched) {
 		me->clock += s->poll_ps;
-		if (s->weak)
-			spin_floor(me, s->poll_ps);
+		loads_after(s, me, s->poll_ps); /* the spin's next pass */
 		count_op(s);
 		maybe_yield(s, me);
 		return;
@@ -1395,8 +1376,7 @@ static __attribute__((noinline)) void perturb(struct sim *s, struct sim_cpu *me)
 	if (z % SIM_PERTURB_EVERY)
 		return;
 	me->clock += (z >> 8) % (s->perturb_ps + 1);
-	if (s->weak)
-		me->ld_floor = me->clock; /* an interrupt or a preemption drains the window */
+	loads_after(s, me, 0); /* an interrupt or a preemption drains the window */
 }
 
 /*
@@ -1444,10 +1424,7 @@ static inline void access_wrote(struct sim *s, struct sim_cpu *me, struct sim_li
 		wake_line(s, l, me->clock);
 }
 
-/*
- * memory = arm, a CPU with buffered stores loads: a partly overlapping buffered store must be
- * visible first (coherence); an exact one is forwarded (its own CPU sees it at once).
- */
+/* Host code on the running CPU is about to write [p, p + len) plainly (sim.h). */
 void sim_note_host_write(const void *p, size_t len)
 {
 	struct sim *s = cur_sim;
@@ -1461,6 +1438,11 @@ void sim_note_host_write(const void *p, size_t len)
 	}
 }
 
+/*
+ * memory = arm, a load: a partly overlapping buffered store of its CPU must be visible first
+ * (coherence); an exact one is forwarded (its own CPU sees it at once); otherwise the load
+ * may be satisfied early (early_load).
+ */
 static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, int o)
 {
 	uint64_t v;
@@ -1469,7 +1451,7 @@ static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint
 		sb_retime(s, me, p, size, true);
 	access_begin(s, me, p, ACC_LOAD, NULL);
 	if (me->sb_own && sb_forward(s, me, p, size, &v)) {
-		me->win[me->win_n++ % LD_WINDOW] = me->clock;
+		win_note(me, me->clock);
 		if (orders_acquire(o))
 			me->ld_floor = me->clock;
 		return v;
@@ -1478,15 +1460,20 @@ static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint
 	return early_load(s, me, p, size, o, v);
 }
 
-/* memory = arm: a store or rmw by me changes [p, ...) now (me->clock), order o. */
-static void weak_wrote(struct sim *s, struct sim_cpu *me, const void *p, int o)
+/*
+ * memory = arm: a store or rmw by me at p completes now (me->clock), order o; wrote: it is
+ * about to change memory (not a CAS that failed), so its word's old value is remembered and
+ * a release is one (a failed CAS stores nothing to order).
+ */
+static void weak_access(struct sim *s, struct sim_cpu *me, const void *p, int o, bool wrote)
 {
-	hist_note(s, p, me->clock);
+	if (wrote)
+		hist_note(s, p, me->clock);
 	coh_note(me, word_of(p), me->clock);
-	me->win[me->win_n++ % LD_WINDOW] = me->clock;
+	win_note(me, me->clock);
 	if (orders_acquire(o))
 		me->ld_floor = me->clock;
-	if (orders_release(o))
+	if (wrote && orders_release(o))
 		me->rel_floor = me->clock;
 }
 
@@ -1495,7 +1482,7 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 {
 	access_begin(s, me, p, ACC_STORE, NULL);
 	me->deadline = me->clock + s->watchdog;
-	me->win[me->win_n++ % LD_WINDOW] = me->clock;
+	win_note(me, me->clock);
 	sb_push(s, me, p, size, v);
 }
 
@@ -1529,7 +1516,7 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 		struct sim_write w = { p, bits / 8, SIM_STORE, v, 0 };                             \
 		struct sim_line *l = access_begin(s, me, p, ACC_STORE, &w);                        \
 		if (__builtin_expect(s->weak, 0))                                                  \
-			weak_wrote(s, me, p, o);                                                   \
+			weak_access(s, me, p, o, true);                                            \
 		*(volatile uint##bits##_t *)p = v;                                                 \
 		access_wrote(s, me, l);                                                            \
 	}                                                                                          \
@@ -1551,12 +1538,15 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 			sb_retime(s, me, orders_release(o) ? NULL : p, bits / 8, false);           \
 		struct sim_write w = { p, bits / 8, op, a, b };                                    \
 		struct sim_line *l = access_begin(s, me, p, ACC_RMW, &w);                          \
-		if (__builtin_expect(s->weak, 0))                                                  \
-			weak_wrote(s, me, p, o);                                                   \
-		if (me->far_seen) /* failed at the home: the value it answered with */             \
+		if (me->far_seen) { /* failed at the home: the value it answered with */           \
+			if (__builtin_expect(s->weak, 0))                                          \
+				weak_access(s, me, p, o, false);                                   \
 			return (uint##bits##_t)me->far_val;                                        \
+		}                                                                                  \
 		old = *p;                                                                          \
 		v = (uint##bits##_t)direct_rmw(old, op, a, b);                                     \
+		if (__builtin_expect(s->weak, 0))                                                  \
+			weak_access(s, me, p, o, op != LAB_SIM_CAS || old == a);                   \
 		*p = v;                                                                            \
 		if (op != LAB_SIM_CAS || old == a)                                                 \
 			access_wrote(s, me, l);                                                    \

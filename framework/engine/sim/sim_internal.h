@@ -269,6 +269,25 @@ static inline uint32_t sim_key_id(uint64_t key)
 /* The run queue's array for n CPUs: room for the 4 children of the last inner entry. */
 #define SIM_HEAP_SLOTS(n) ((size_t)(n) + 4)
 
+/* memory = arm: me has just made an access at t, the newest of its out-of-order window. */
+static inline void win_note(struct sim_cpu *me, uint64_t t)
+{
+	me->win[me->win_n++ % LD_WINDOW] = t;
+}
+
+/*
+ * memory = arm: no load of me's after this point is satisfied before me->clock - back_ps (an
+ * acquire, a delay, a stall, a readl: 0; the pass of a spin-wait that just ended: the loads
+ * after it may have been satisfied during it, as a core runs on past the loop's exit branch).
+ */
+static inline void loads_after(const struct sim *s, struct sim_cpu *me, uint64_t back_ps)
+{
+	uint64_t f = me->clock > back_ps ? me->clock - back_ps : 0;
+
+	if (s->weak && f > me->ld_floor)
+		me->ld_floor = f;
+}
+
 /* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
 void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id);
 uint64_t sim_heap_pop(struct sim *s);
