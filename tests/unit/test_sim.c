@@ -1104,6 +1104,43 @@ Test(machine_preset, an_unknown_preset_names_the_choices)
 /* ---- determinism across the host's heap ------------------------------------------------- */
 
 /*
+ * Run req twice, the host's heap reshuffled after each run (odd sizes, every other one freed:
+ * holes of every size class in malloc's heap), so the second run's memory lies elsewhere.
+ */
+static void run_twice_across_the_heap(const struct trial_request *req, struct trial_result r[2])
+{
+	void *junk[997] = { 0 };
+
+	for (int k = 0; k < 2; k++) {
+		memset(&r[k], 0, sizeof(r[k]));
+		cr_assert_eq(trial_run(req, &r[k], NULL), 0, "%s", r[k].error);
+		cr_assert_eq(r[k].status, TRIAL_OK, "%s", r[k].error);
+		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
+			junk[i] = malloc(16 + (i * 37) % 700);
+		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i += 2) {
+			free(junk[i]);
+			junk[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
+		free(junk[i]);
+}
+
+/* The two runs' ops, every metric's latency summary and every counter are the same. */
+static void expect_same_results(const struct trial_result r[2])
+{
+	cr_assert_eq(r[0].ops, r[1].ops);
+	for (uint32_t m = 0; m < r[0].n_metrics; m++)
+		cr_assert_eq(memcmp(&r[0].metrics[m].lat, &r[1].metrics[m].lat,
+				    sizeof(r[0].metrics[m].lat)),
+			     0, "metric %u", m);
+	cr_assert_eq(r[0].n_counters, r[1].n_counters);
+	for (uint32_t k = 0; k < r[0].n_counters; k++)
+		cr_assert_eq(r[0].counters[k].total, r[1].counters[k].total, "%s",
+			     r[0].counters[k].name);
+}
+
+/*
  * The sim keeps each line's state by address, so which freed line an allocation reuses is
  * part of the result: it must follow from the trial's own allocations, not from malloc's
  * state. The same remote-free trial (rbtree nodes allocated on one CPU, freed on the other)
@@ -1116,7 +1153,6 @@ Test(sim_trial, results_do_not_depend_on_the_host_heap, .timeout = 60)
 	char cfgbuf[4096] = { 0 };
 	struct trial_result r[2];
 	struct scenario_cfg cfg;
-	void *junk[997] = { 0 };
 
 	plugin_defaults(p, cfgbuf, sizeof(cfgbuf));
 	iova_cfg(&cfg, WORKLOAD_IOVA, 2);
@@ -1127,30 +1163,9 @@ Test(sim_trial, results_do_not_depend_on_the_host_heap, .timeout = 60)
 	cfg.wl_iova.depth = 128;
 	cfg.wl_iova.max_pages = 16;
 	struct trial_request req = { .cfg = &cfg, .iova = p, .iova_config = cfgbuf };
-	for (int k = 0; k < 2; k++) {
-		memset(&r[k], 0, sizeof(r[k]));
-		cr_assert_eq(trial_run(&req, &r[k], NULL), 0, "%s", r[k].error);
-		cr_assert_eq(r[k].status, TRIAL_OK, "%s", r[k].error);
-		/* Odd sizes, every other one freed: holes of every size class in malloc's heap. */
-		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
-			junk[i] = malloc(16 + (i * 37) % 700);
-		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i += 2) {
-			free(junk[i]);
-			junk[i] = NULL;
-		}
-	}
-	for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
-		free(junk[i]);
+	run_twice_across_the_heap(&req, r);
 	cr_assert_gt(counter(&r[0], "slow_allocs")->total, 100);
-	cr_assert_eq(r[0].ops, r[1].ops);
-	for (uint32_t m = 0; m < r[0].n_metrics; m++)
-		cr_assert_eq(memcmp(&r[0].metrics[m].lat, &r[1].metrics[m].lat,
-				    sizeof(r[0].metrics[m].lat)),
-			     0, "metric %u", m);
-	cr_assert_eq(r[0].n_counters, r[1].n_counters);
-	for (uint32_t k = 0; k < r[0].n_counters; k++)
-		cr_assert_eq(r[0].counters[k].total, r[1].counters[k].total, "%s",
-			     r[0].counters[k].name);
+	expect_same_results(r);
 }
 
 /*
@@ -1165,8 +1180,6 @@ Test(sim_trial, arm_memory_results_do_not_depend_on_the_host_heap, .timeout = 60
 	char cfgbuf[256] = { 0 };
 	struct trial_result r[2];
 	struct scenario_cfg cfg;
-	void *junk[997] = { 0 };
-
 	char err[256];
 
 	plugin_defaults(p, cfgbuf, sizeof(cfgbuf));
@@ -1180,26 +1193,9 @@ Test(sim_trial, arm_memory_results_do_not_depend_on_the_host_heap, .timeout = 60
 	cfg.machine.perturb_ns = 2000;
 	cfg.scenario.seed = 2;
 	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
-	for (int k = 0; k < 2; k++) {
-		memset(&r[k], 0, sizeof(r[k]));
-		cr_assert_eq(trial_run(&req, &r[k], NULL), 0, "%s", r[k].error);
-		cr_assert_eq(r[k].status, TRIAL_OK, "%s", r[k].error);
-		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
-			junk[i] = malloc(16 + (i * 37) % 700);
-		for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i += 2) {
-			free(junk[i]);
-			junk[i] = NULL;
-		}
-	}
-	for (size_t i = 0; i < LAB_ARRAY_SIZE(junk); i++)
-		free(junk[i]);
+	run_twice_across_the_heap(&req, r);
 	cr_assert_gt(counter(&r[0], "mcs_granted")->total, 0);
-	cr_assert_eq(r[0].ops, r[1].ops);
-	cr_assert_eq(
-		memcmp(&r[0].metrics[0].lat, &r[1].metrics[0].lat, sizeof(r[0].metrics[0].lat)), 0);
-	for (uint32_t k = 0; k < r[0].n_counters; k++)
-		cr_assert_eq(r[0].counters[k].total, r[1].counters[k].total, "%s",
-			     r[0].counters[k].name);
+	expect_same_results(r);
 }
 
 /* A topology loaded twice is parsed once; a file rewritten in place is parsed again. */
