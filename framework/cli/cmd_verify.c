@@ -186,7 +186,11 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 		snprintf(why, sizeof(why), "the trial's process exited with status %d%s%s%s",
 			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail[0] ? " (it said: " : "",
 			 tail, tail[0] ? ")" : "");
-	cmdq_check_lost(o, killed, why);
+	cmdq_check_lost(o,
+			stalled	 ? CMDQ_LOST_STALL
+			: killed ? CMDQ_LOST_HANG
+				 : CMDQ_LOST_CRASH,
+			sim, why);
 out:
 	if (errf)
 		fclose(errf);
@@ -481,6 +485,20 @@ static void lab_h_only_row(const struct lab_h_only *l, int name_width, int verdi
 	       "through lab.h: no atomic, barrier or spin hint of its own\n",
 	       name_width, ATOMICS_CHECK_NAME, verdict_width, l->r.n_hits ? "FAIL" : pass,
 	       l->r.n_hits ? "" : "all ", l->r.n_funcs, l->base, atomics_arch_name(l->r.arch));
+}
+
+/* The static half of cmdq's lab_h_only row, after the sim's verdicts on the same row. */
+static void lab_h_only_static(const struct lab_h_only *l, char *buf, size_t len)
+{
+	if (l->rc)
+		snprintf(buf, len, "static: UNCHECKED, %s", l->r.unchecked);
+	else if (l->r.n_hits)
+		snprintf(buf, len, "static: FAIL, %zu instruction%s in %zu of %zu functions of %s",
+			 l->r.n_hits, l->r.n_hits == 1 ? "" : "s", l->r.n_hit_funcs, l->r.n_funcs,
+			 l->base);
+	else
+		snprintf(buf, len, "static: all %zu functions of %s (%s)", l->r.n_funcs, l->base,
+			 atomics_arch_name(l->r.arch));
 }
 
 /* Every instruction found (the first ATOMICS_MAX_HITS), each a counterexample. */
@@ -814,24 +832,28 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	bool any_inconclusive = false;
 	for (size_t k = 0; k < nv; k++) {
 		size_t runs = v[k].runs[0] + v[k].runs[1];
-		bool failed = v[k].n_fails > 0;
+		/* lab_h_only: what the sim saw the plugin do, and its sim build disassembled. */
+		bool lab_h = !strcmp(v[k].name, ATOMICS_CHECK_NAME);
+		bool failed = v[k].n_fails > 0 || (lab_h && lab_h_only_failed(&lho));
 		bool inconcl = !failed && v[k].inconclusive[0] + v[k].inconclusive[1];
-		char nat[40], sim[40];
+		char nat[40], sim[40], stat[400] = "";
 
 		column(&v[k], 0, nat, sizeof(nat));
 		column(&v[k], 1, sim, sizeof(sim));
-		printf("  %-14s %-12s (%zu runs)  native: %-18s sim: %s\n", v[k].name,
+		if (lab_h) {
+			stat[0] = ',';
+			stat[1] = ' ';
+			lab_h_only_static(&lho, stat + 2, sizeof(stat) - 2);
+		}
+		printf("  %-14s %-12s (%zu runs)  native: %-18s sim: %s%s\n", v[k].name,
 		       failed	 ? "FAIL"
 		       : inconcl ? "INCONCLUSIVE"
 				 : "PASS",
-		       runs, nat, sim);
+		       runs, nat, sim, stat);
 		if (failed)
 			status = EXIT_TRIALS_FAILED;
 		any_inconclusive |= inconcl;
 	}
-	lab_h_only_row(&lho, 14, 12, "PASS");
-	if (lab_h_only_failed(&lho))
-		status = EXIT_TRIALS_FAILED;
 	for (size_t k = 0; k < nv; k++) {
 		if (!v[k].n_fails)
 			continue;

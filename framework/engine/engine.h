@@ -81,6 +81,11 @@ struct engine_job {
 	void (*on_measure)(void *measure_arg);
 	void *measure_arg;
 	struct engine_progress *progress; /* where to publish progress; may be NULL */
+	/*
+	 * The sim: watch every shared word a lab.h access touches and report one that changes
+	 * without a lab.h store (verify's lab_h_only; a lookup per access, so off in `run`).
+	 */
+	bool watch_lab_h;
 };
 
 struct engine_cpu_result {
@@ -111,6 +116,10 @@ struct engine_result {
 	bool op_failed;
 	bool threads_left; /* CPUs still stuck after the run: their memory must be left alone */
 	char why[TRIAL_ERR_LEN]; /* the hang, or why the run could not start */
+	/* The sim saw the plugin go outside lab.h (a CPU stuck in host code, or with
+	 * watch_lab_h a shared word changed by a plain store): where, in outside_why. */
+	bool outside_lab_h;
+	char outside_why[TRIAL_ERR_LEN];
 	struct engine_stat stats[ENGINE_MAX_STATS];
 	uint32_t n_stats;
 	struct trial_engine_cost cost; /* the whole run's cost to the host */

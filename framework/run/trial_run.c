@@ -438,6 +438,8 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		.on_measure = snapshot_device,
 		.measure_arg = &t,
 		.progress = req->progress,
+		/* The sim's watch on plugins going outside lab.h is the oracle's lab_h_only. */
+		.watch_lab_h = req->oracle && engine->kind == ENGINE_SIM,
 	};
 	/* Injected allocation failures start with the run: set-up is not what is tested. */
 	host_env_set_alloc_fault(t.env, t.cfg->faults.alloc_fail_every);
@@ -459,7 +461,8 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		    engine->binding == ENGINE_BINDING_NATIVE,
 		    req->ops_per_cpu ? 0 : job.duration_ns);
 	if (req->oracle && oracle && t.cwl)
-		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, res);
+		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, job.watch_lab_h,
+				  t.eres.outside_lab_h ? t.eres.outside_why : NULL, res);
 out:
 	teardown(&t, res);
 	return rc;

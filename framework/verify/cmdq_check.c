@@ -335,11 +335,13 @@ enum {
 	CHECK_SYNC_COMPLETE,
 	CHECK_NO_DEADLOCK,
 	CHECK_NO_CRASH,
+	CHECK_LAB_H_ONLY, /* the sim's alone: last, so a native report ends before it */
 };
 static const char *const check_names[] = {
 	[CHECK_PROTOCOL] = "protocol",	     [CHECK_EXACTLY_ONCE] = "exactly_once",
 	[CHECK_IN_ORDER] = "in_order",	     [CHECK_SYNC_COMPLETE] = "sync_complete",
 	[CHECK_NO_DEADLOCK] = "no_deadlock", [CHECK_NO_CRASH] = "no_crash",
+	[CHECK_LAB_H_ONLY] = "lab_h_only",
 };
 static_assert(LAB_ARRAY_SIZE(check_names) <= ORACLE_MAX_CHECKS, "oracle_report too small");
 
@@ -361,7 +363,8 @@ static void set_check(struct oracle_report *o, int which, bool pass, const char 
 }
 
 void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
-		       const struct cmdq_wl *wl, bool hung, struct trial_result *res)
+		       const struct cmdq_wl *wl, bool hung, bool lab_h_watched,
+		       const char *outside_lab_h, struct trial_result *res)
 {
 	char once[ORACLE_DETAIL_LEN] = "", order[ORACLE_DETAIL_LEN] = "";
 	bool exactly_once = false, in_order = false;
@@ -398,19 +401,37 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 	set_check(o, CHECK_NO_DEADLOCK, !hung, res->error);
 	/* The trial came back to its caller: whatever else it did, it did not crash. */
 	set_check(o, CHECK_NO_CRASH, true, NULL);
+	if (!lab_h_watched)
+		return;
+	set_check(o, CHECK_LAB_H_ONLY, !outside_lab_h, outside_lab_h);
+	/*
+	 * A CPU stuck in host code stopped the run, not a deadlock of the plugin's protocol:
+	 * the sim cannot say what the plugin would have done next.
+	 */
+	if (hung && outside_lab_h && strstr(res->error, "without calling lab.h")) {
+		o->checks[CHECK_NO_DEADLOCK].unchecked = true;
+		snprintf(o->checks[CHECK_NO_DEADLOCK].detail, ORACLE_DETAIL_LEN,
+			 "not checked: a CPU ran outside lab.h (lab_h_only)");
+	}
 }
 
-void cmdq_check_lost(struct oracle_report *o, bool hang, const char *detail)
+void cmdq_check_lost(struct oracle_report *o, enum cmdq_lost how, bool sim, const char *detail)
 {
+	int failing = how == CMDQ_LOST_CRASH  ? CHECK_NO_CRASH
+		      : how == CMDQ_LOST_HANG ? CHECK_NO_DEADLOCK
+		      : sim		      ? CHECK_LAB_H_ONLY
+					      : CHECK_NO_DEADLOCK;
+	int n = sim ? (int)LAB_ARRAY_SIZE(check_names) : CHECK_LAB_H_ONLY;
+
 	memset(o, 0, sizeof(*o));
-	for (int k = 0; k < (int)LAB_ARRAY_SIZE(check_names); k++) {
-		bool fails = k == (hang ? CHECK_NO_DEADLOCK : CHECK_NO_CRASH);
+	for (int k = 0; k < n; k++) {
+		bool fails = k == failing;
 
 		set_check(o, k, !fails, fails ? detail : NULL);
 		o->checks[k].unchecked = !fails;
 		if (!fails)
 			snprintf(o->checks[k].detail, sizeof(o->checks[k].detail),
 				 "not checked: the trial's process %s",
-				 hang ? "was killed" : "crashed");
+				 how == CMDQ_LOST_CRASH ? "crashed" : "was killed");
 	}
 }

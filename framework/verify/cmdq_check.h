@@ -28,6 +28,10 @@
  *   no_deadlock   every CPU finished within watchdog_ms of its last progress
  *   no_crash      the trial ended without a signal (a crash or an abort: verify runs each trial
  *                 in a child process and fills a lost one's report with cmdq_check_lost)
+ *   lab_h_only    on the sim only: the plugin stayed inside lab.h, as the sim saw it run (no
+ *                 shared word a lab.h access touched changed without a lab.h store, and no
+ *                 virtual CPU ran host code for long without calling lab.h: the engine's
+ *                 lab_h_watch, with the place); verify adds its static disassembly to the row
  * A check that could not be judged (exactly_once and in_order on an abandoned trial, every
  * other check of a lost one) is neither pass nor a counterexample: unchecked.
  */
@@ -166,17 +170,29 @@ const struct oracle_check *cmdq_check_find(const struct oracle_report *o, const 
 
 /*
  * The oracle's verdicts on a trial that ran (trial_run's part, after it judged res): fills o
- * from the device's record (dev), the workload's (wl) and whether the trial hung. A sync that
- * returned early also fails res, when nothing failed it before.
+ * from the device's record (dev), the workload's (wl) and whether the trial hung; when the
+ * engine watched the plugin's use of lab.h (lab_h_watched: the sim), lab_h_only too, failing
+ * with outside_lab_h when that is not NULL. A sync that returned early also fails res, when
+ * nothing failed it before.
  */
 void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
-		       const struct cmdq_wl *wl, bool hung, struct trial_result *res);
+		       const struct cmdq_wl *wl, bool hung, bool lab_h_watched,
+		       const char *outside_lab_h, struct trial_result *res);
+
+/* How a trial's process was lost. */
+enum cmdq_lost {
+	CMDQ_LOST_CRASH, /* ended by a signal: no_crash fails */
+	CMDQ_LOST_HANG,	 /* killed when it outlived every watchdog: no_deadlock fails */
+	/* killed when the sim stopped moving (a CPU outside lab.h): lab_h_only fails on the sim,
+	   no_deadlock natively */
+	CMDQ_LOST_STALL,
+};
 
 /*
- * The report of a trial whose process never returned its own: killed after it hung (hang:
- * no_deadlock fails with detail) or ended by a signal (no_crash fails with detail); every
- * other check is unchecked.
+ * The report of a trial whose process never returned its own (sim: it ran on the sim, so the
+ * report has the sim's checks too): the check how names fails with detail, every other is
+ * unchecked.
  */
-void cmdq_check_lost(struct oracle_report *o, bool hang, const char *detail);
+void cmdq_check_lost(struct oracle_report *o, enum cmdq_lost how, bool sim, const char *detail);
 
 #endif /* IOMMULAB_VERIFY_CMDQ_CHECK_H */

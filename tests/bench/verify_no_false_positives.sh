@@ -1,11 +1,12 @@
 #!/bin/sh
 # verify_no_false_positives.sh -- issue 12's "no false positives" measurement: every shipped
-# cmdq plugin (null is skipped by verify) must pass `iommulab verify` run after run, also with
-# other work competing for the cores. The sim part is deterministic (same seeds, same
-# schedule, same verdict), so it is the native part that is repeated: per plugin, RUNS
-# consecutive `verify NAME --engine native` on the machine as it is, RUNS more with two
+# cmdq and iova plugin (null is skipped by verify) must pass `iommulab verify` run after run,
+# also with other work competing for the cores. A cmdq plugin's sim part is deterministic (same
+# seeds, same schedule, same verdict), so it is the native part that is repeated: per plugin,
+# RUNS consecutive `verify NAME --engine native` on the machine as it is, RUNS more with two
 # busy-loop processes (`sh -c 'while :; do :; done'`, nice 0, killed by pid at the end)
-# competing for the cores, then one full `verify NAME` (native and sim), timed.
+# competing for the cores, then one full `verify NAME` (native and sim), timed. An iova
+# plugin's checks run on real threads only, so each of its runs is the whole `verify NAME`.
 #
 # Each run is PASS (exit 0), INCONCLUSIVE (exit 1 with no FAIL row: every failure was a
 # starved trial's timeout, see README "Inconclusive") or FAIL (its output kept under OUT).
@@ -14,7 +15,8 @@
 # plugin. Use a release build (meson setup build-rel --buildtype=release).
 #
 # usage: tests/bench/verify_no_false_positives.sh BUILD [RUNS] [PLUGIN...]
-#   RUNS: 20 unless given; PLUGIN: every cmdq plugin of BUILD/plugins but null unless given.
+#   RUNS: 20 unless given; PLUGIN: every cmdq and iova plugin of BUILD/plugins but null
+#   unless given.
 # Takes about 30 minutes with RUNS = 20 on a 2-core machine: measured (release build, 10
 # plugins) 17 minutes with RUNS = 8 at a load average of 3-10 and 18 minutes with RUNS = 12
 # at 1-5; one native verify is 1.6-5 s (median; up to 24 s beside the busy loops or after a
@@ -36,8 +38,8 @@ exe=$build/iommulab
 if [ $# -ge 1 ]; then
 	plugins=$*
 else
-	plugins=$(cd "$build/plugins" && ls cmdq-*.so | grep -v '\.sim\.so$' |
-		sed 's/^cmdq-//; s/\.so$//' | grep -vx null)
+	plugins=$(cd "$build/plugins" && ls cmdq-*.so iova-*.so | grep -v '\.sim\.so$' |
+		sed 's/^cmdq-//; s/^iova-//; s/\.so$//' | grep -vx null)
 fi
 out=$(mktemp -d "${TMPDIR:-/tmp}/iommulab-nofp.XXXXXX")
 busy=""
@@ -91,12 +93,15 @@ echo "verify_no_false_positives: $exe, $runs runs per condition, logs of non-pas
 bad=0
 for name in $plugins; do
 	echo "$name (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+	# --engine is refused for an iova plugin: its checks are its whole verify.
+	part="--engine native"
+	[ -e "$build/plugins/iova-$name.so" ] && part=""
 	: > "$out/$name.quiet"
 	: > "$out/$name.busy"
 	: > "$out/$name.full"
 	k=0
 	while [ $k -lt "$runs" ]; do
-		one "$name" quiet "$out/$name.quiet" "--engine native"
+		one "$name" quiet "$out/$name.quiet" "$part"
 		k=$((k + 1))
 	done
 	nice -n 0 sh -c 'while :; do :; done' &
@@ -105,14 +110,14 @@ for name in $plugins; do
 	busy="$busy $!"
 	k=0
 	while [ $k -lt "$runs" ]; do
-		one "$name" busy "$out/$name.busy" "--engine native"
+		one "$name" busy "$out/$name.busy" "$part"
 		k=$((k + 1))
 	done
 	stop_busy
 	one "$name" full "$out/$name.full" ""
-	echo "  native, as the machine is:   $(summary "$out/$name.quiet")"
-	echo "  native, 2 busy loops beside: $(summary "$out/$name.busy")"
-	echo "  full verify (native + sim):  $(cut -d' ' -f1 "$out/$name.full") in $(cut -d' ' -f2 "$out/$name.full" | awk '{ printf "%.1f", $1 }') s"
+	echo "  ${part:+native, }as the machine is:   $(summary "$out/$name.quiet")"
+	echo "  ${part:+native, }2 busy loops beside: $(summary "$out/$name.busy")"
+	echo "  full verify${part:+ (native + sim)}:  $(cut -d' ' -f1 "$out/$name.full") in $(cut -d' ' -f2 "$out/$name.full" | awk '{ printf "%.1f", $1 }') s"
 	if grep -qv '^PASS' "$out/$name.quiet" "$out/$name.busy" "$out/$name.full"; then
 		bad=1
 	fi

@@ -593,6 +593,8 @@ void sim_agent_stored(const void *p, size_t len)
 
 	if (!s)
 		return;
+	if (s->shadow) /* lab.h did not write it: no later access can tell what it held */
+		sim_shadow_forget(s, p, len);
 	if (s->hist) /* memory = arm: its old value is gone, so no load goes back before it */
 		hist_forget(s, p, len, s->in_agent ? s->agent_now : s->cur ? s->cur->clock : 0);
 	for (; a < end; a++) {
@@ -988,6 +990,8 @@ static void sb_apply_head(struct sim *s, uint64_t now)
 		*(volatile uint32_t *)e.p = (uint32_t)e.v;
 	else
 		*(volatile uint64_t *)e.p = e.v;
+	if (s->shadow)
+		sim_shadow_seen(s, &s->cpus[e.cpu], e.p, e.size, NULL, ACC_STORE);
 	l = line_of(s, e.p);
 	now = now > e.at ? now : e.at;
 	if (l->n_watchers)
@@ -1429,7 +1433,11 @@ void sim_note_host_write(const void *p, size_t len)
 {
 	struct sim *s = cur_sim;
 
-	if (unsimulated() || !s->hist || !len)
+	if (unsimulated() || !len)
+		return;
+	if (s->shadow)
+		sim_shadow_forget(s, p, len);
+	if (!s->hist)
 		return;
 	struct sim_cpu *me = running(s);
 	for (uintptr_t w = word_of(p); w < (uintptr_t)p + len; w += 8) {
@@ -1443,7 +1451,16 @@ void sim_note_host_write(const void *p, size_t len)
  * (coherence); an exact one is forwarded (its own CPU sees it at once); otherwise the load
  * may be satisfied early (early_load).
  */
-static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, int o)
+/* engine_job.watch_lab_h: a lab.h load at p from pc sees memory as lab.h last left it? */
+static inline void watch_load(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+			      const void *pc)
+{
+	sim_shadow_check(s, me, p, size, pc);
+	sim_shadow_seen(s, me, p, size, pc, ACC_LOAD);
+}
+
+static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, int o,
+			  const void *pc)
 {
 	uint64_t v;
 
@@ -1456,6 +1473,8 @@ static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint
 			me->ld_floor = me->clock;
 		return v;
 	}
+	if (__builtin_expect(s->shadow != NULL, 0))
+		watch_load(s, me, p, size, pc);
 	v = size == 4 ? *(volatile const uint32_t *)p : *(volatile const uint64_t *)p;
 	return early_load(s, me, p, size, o, v);
 }
@@ -1493,8 +1512,11 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 		if (unsimulated())                                                                 \
 			return __atomic_load_n(p, __ATOMIC_SEQ_CST);                               \
 		if (__builtin_expect(s->weak, 0))                                                  \
-			return (uint##bits##_t)weak_load(s, running(s), p, bits / 8, o);           \
+			return (uint##bits##_t)weak_load(s, running(s), p, bits / 8, o,            \
+							 __builtin_return_address(0));             \
 		access_begin(s, running(s), p, ACC_LOAD, NULL);                                    \
+		if (__builtin_expect(s->shadow != NULL, 0))                                        \
+			watch_load(s, running(s), p, bits / 8, __builtin_return_address(0));       \
 		return *(volatile const uint##bits##_t *)p;                                        \
 	}                                                                                          \
 	void lab_sim_store##bits(uint##bits##_t *p, uint##bits##_t v, int o)                       \
@@ -1518,6 +1540,9 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 		if (__builtin_expect(s->weak, 0))                                                  \
 			weak_access(s, me, p, o, true);                                            \
 		*(volatile uint##bits##_t *)p = v;                                                 \
+		if (__builtin_expect(s->shadow != NULL, 0))                                        \
+			sim_shadow_seen(s, me, p, bits / 8, __builtin_return_address(0),           \
+					ACC_STORE);                                                \
 		access_wrote(s, me, l);                                                            \
 	}                                                                                          \
 	uint##bits##_t lab_sim_rmw##bits(uint##bits##_t *p, int op, uint##bits##_t a,              \
@@ -1543,11 +1568,15 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 				weak_access(s, me, p, o, false);                                   \
 			return (uint##bits##_t)me->far_val;                                        \
 		}                                                                                  \
+		if (__builtin_expect(s->shadow != NULL, 0))                                        \
+			sim_shadow_check(s, me, p, bits / 8, __builtin_return_address(0));         \
 		old = *p;                                                                          \
 		v = (uint##bits##_t)direct_rmw(old, op, a, b);                                     \
 		if (__builtin_expect(s->weak, 0))                                                  \
 			weak_access(s, me, p, o, op != LAB_SIM_CAS || old == a);                   \
 		*p = v;                                                                            \
+		if (__builtin_expect(s->shadow != NULL, 0))                                        \
+			sim_shadow_seen(s, me, p, bits / 8, __builtin_return_address(0), ACC_RMW); \
 		if (op != LAB_SIM_CAS || old == a)                                                 \
 			access_wrote(s, me, l);                                                    \
 		return old;                                                                        \

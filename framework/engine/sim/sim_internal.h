@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <iommulab/lab_sim.h>
 
@@ -111,6 +112,31 @@ struct sim_hist {
  * drains the window, so no load reaches back across one.
  */
 #define LD_WINDOW 4
+
+/*
+ * lab_h_watch.c (engine_job.watch_lab_h): a word a lab.h access touched, and what lab.h last
+ * left in each of its 4-byte halves, so a change by a plain store shows at the next access.
+ */
+struct sim_shadow {
+	uintptr_t word;	    /* address of the aligned 8 bytes; 0: empty slot */
+	uint32_t known[2];  /* each half as lab.h last left it... */
+	uint8_t known_mask; /* ...for the halves whose bit is set (forgotten: a device store) */
+	bool exempt;	    /* on a virtual CPU's stack: not watched */
+	uint8_t kind[2];    /* enum access: the last lab.h access to each half... */
+	uint32_t cpu[2];    /* ...its CPU, code address and time (ps) */
+	uintptr_t pc[2];
+	uint64_t at[2];
+};
+
+/* The first word found changed outside lab.h: where, what, and the lab.h access before. */
+struct sim_outside {
+	uintptr_t p; /* the 4-byte half that changed */
+	uint32_t was, found;
+	uint32_t cpu, last_cpu;
+	uintptr_t pc, last_pc; /* 0 for last_pc: a buffered store's drain */
+	uint64_t at, last_at;  /* ps */
+	uint8_t last_kind;
+};
 
 struct sim_cpu {
 	uint64_t clock;	   /* ps */
@@ -226,6 +252,17 @@ struct sim {
 	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
 	char why[TRIAL_ERR_LEN];
 	struct sim_stats st;
+	/* lab_h_watch.c: a CPU stuck in host code (always), a word changed outside lab.h. */
+	bool stuck_armed, stuck;
+	timer_t stuck_timer;
+	uint64_t stuck_ops, stuck_clock; /* at the last tick */
+	uint64_t stuck_since_ns;	 /* the thread's CPU time when they last changed */
+	uint32_t stuck_cpu;
+	uintptr_t stuck_pc;
+	struct sim_shadow *shadow; /* NULL unless job->watch_lab_h */
+	size_t shadow_n, shadow_mask;
+	uint64_t outside_words;
+	struct sim_outside outside;
 };
 
 /* The simulation this host thread is running (one at a time per thread). */
@@ -303,6 +340,24 @@ void sim_model_init(struct sim *s);
 
 /* Switch away from me to whatever runs next (sim.c); me_runnable: me goes back in the queue. */
 void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable);
+
+/*
+ * lab_h_watch.c. The stuck-CPU timer on this thread's CPU time, for the run (start may fail
+ * quietly: the caller's wall-clock stall limit is still there). sim_shadow_init: the table,
+ * 0 or -ENOMEM. For a lab.h access of size bytes at p from code address pc: _check before
+ * it reads memory (a load, an rmw), _seen once memory holds what it leaves (every access);
+ * _forget when something the sim is told of writes [p, p + len) (the device, the workload).
+ * sim_watch_report: what was found, into res (outside_lab_h, outside_why) and s->why.
+ */
+void sim_watch_start(struct sim *s);
+void sim_watch_stop(struct sim *s);
+int sim_shadow_init(struct sim *s);
+void sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+		      const void *pc);
+void sim_shadow_seen(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+		     const void *pc, enum access kind);
+void sim_shadow_forget(struct sim *s, const void *p, size_t len);
+void sim_watch_report(struct sim *s, struct engine_result *res);
 
 /* What sim-built code calls (lab_sim.h), for the engine's own idle delay. */
 

@@ -181,6 +181,7 @@ static void sim_free(struct sim *s)
 	free(s->heap);
 	free(s->sb);
 	free(s->hist);
+	free(s->shadow);
 	free(s->lines);
 	free(s->lat_ps);
 	free(s);
@@ -245,7 +246,8 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 			goto out;
 	}
 	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
-	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS))
+	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS) ||
+	    (job->watch_lab_h && sim_shadow_init(s)))
 		goto out;
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
@@ -282,11 +284,14 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	clock_gettime(CLOCK_MONOTONIC, &h0);
 	s->cur = &s->cpus[sim_key_id(sim_heap_pop(s))];
 	s->cur->state = CPU_RUNNING;
+	sim_watch_start(s);
 	sim_ctx_switch(&s->main_ctx, &s->cur->ctx);
+	sim_watch_stop(s);
 	clock_gettime(CLOCK_MONOTONIC, &h1);
 	cur_sim = NULL;
 	host_env_set_clock(job->env, &saved, NULL);
 
+	sim_watch_report(s, res);
 	res->hung = s->hung;
 	res->op_failed = s->failed;
 	snprintf(res->why, sizeof(res->why), "%s", s->why);

@@ -97,7 +97,7 @@ static inline struct lab_cmd lab_cmd_tlbi_nh_va(uint16_t asid, uint64_t va, bool
 }
 
 /* Copy one command into a ring slot (two relaxed 64-bit stores; order with a fence). */
-static inline void lab_cmd_write(struct lab_cmd *slot, const struct lab_cmd *cmd)
+LAB_INLINE void lab_cmd_write(struct lab_cmd *slot, const struct lab_cmd *cmd)
 {
 	lab_store64(&slot->dw[0], cmd->dw[0], LAB_RELAXED);
 	lab_store64(&slot->dw[1], cmd->dw[1], LAB_RELAXED);

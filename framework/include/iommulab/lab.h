@@ -191,6 +191,14 @@ static inline void lab_delay_ns(struct lab_cpu *c, uint64_t ns)
 /* ---- atomics on shared words ---------------------------------------------------------- */
 
 /*
+ * lab.h's accesses to shared memory (the atomics, fences, waits and the spinlock) are inlined
+ * into their caller even at -O0, so the code address a sim-built access calls the engine
+ * from is in the plugin's own function: the place the sim names when it reports one (verify's
+ * lab_h_only), in a debug build too.
+ */
+#define LAB_INLINE static inline __attribute__((always_inline))
+
+/*
  * For N = 32 and 64, on a uintN_t word p (every one takes its memory order o last):
  *	uintN_t lab_loadN(const uintN_t *p, o)           the value of *p
  *	void    lab_storeN(uintN_t *p, uintN_t v, o)     *p = v
@@ -251,23 +259,23 @@ LAB_ATOMIC_WIDTHS(LAB_DEFINE_NATIVE_CAS)
 
 /* One shape per signature; the row's name becomes lab_<name><N>. */
 #define LAB_DEFINE_LOAD(N, name, kind, native)                                                     \
-	static inline uint##N##_t lab_##name##N(const uint##N##_t *p, enum lab_order o)            \
+	LAB_INLINE uint##N##_t lab_##name##N(const uint##N##_t *p, enum lab_order o)               \
 	{                                                                                          \
 		return LAB_BIND(N, LOAD, kind, native);                                            \
 	}
 #define LAB_DEFINE_STORE(N, name, kind, native)                                                    \
-	static inline void lab_##name##N(uint##N##_t *p, uint##N##_t v, enum lab_order o)          \
+	LAB_INLINE void lab_##name##N(uint##N##_t *p, uint##N##_t v, enum lab_order o)             \
 	{                                                                                          \
 		LAB_BIND(N, STORE, kind, native);                                                  \
 	}
 #define LAB_DEFINE_CAS(N, name, kind, native)                                                      \
-	static inline uint##N##_t lab_##name##N(uint##N##_t *p, uint##N##_t old, uint##N##_t new_, \
-						enum lab_order o)                                  \
+	LAB_INLINE uint##N##_t lab_##name##N(uint##N##_t *p, uint##N##_t old, uint##N##_t new_,    \
+					     enum lab_order o)                                     \
 	{                                                                                          \
 		return LAB_BIND(N, CAS, kind, native);                                             \
 	}
 #define LAB_DEFINE_RMW(N, name, kind, native)                                                      \
-	static inline uint##N##_t lab_##name##N(uint##N##_t *p, uint##N##_t v, enum lab_order o)   \
+	LAB_INLINE uint##N##_t lab_##name##N(uint##N##_t *p, uint##N##_t v, enum lab_order o)      \
 	{                                                                                          \
 		return LAB_BIND(N, RMW, kind, native);                                             \
 	}
@@ -289,7 +297,7 @@ LAB_ATOMIC_WIDTHS(LAB_DEFINE_ATOMICS)
 #undef LAB_BIND
 
 /* A standalone fence (dma_wmb() is lab_fence(LAB_RELEASE), smp_mb() is LAB_SEQ_CST). */
-static inline void lab_fence(enum lab_order o)
+LAB_INLINE void lab_fence(enum lab_order o)
 {
 #ifdef LAB_ENGINE_SIM
 	lab_sim_fence((int)o);
@@ -304,7 +312,7 @@ static inline void lab_fence(enum lab_order o)
  * One failed iteration of a wait. Plugins use LAB_COND_LOAD* for memory; they call this
  * directly only when polling a device register (queue_poll() on CONS), with watched = NULL.
  */
-static inline void lab_spin_wait(struct lab_cpu *c, const void *watched)
+LAB_INLINE void lab_spin_wait(struct lab_cpu *c, const void *watched)
 {
 #ifdef LAB_ENGINE_SIM
 	lab_sim_spin_wait(c, watched);
@@ -351,7 +359,7 @@ struct lab_spinlock {
 };
 
 /* Take the lock, waiting in ticket order (zeroed memory is an unlocked lock). */
-static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
+LAB_INLINE void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 {
 	uint32_t ticket = lab_fetch_add32(&l->next, 1, LAB_RELAXED);
 	uint32_t v;
@@ -359,7 +367,7 @@ static inline void lab_spin_lock(struct lab_cpu *c, struct lab_spinlock *l)
 }
 
 /* Take the lock if it is free now; true if taken. */
-static inline bool lab_spin_trylock(struct lab_spinlock *l)
+LAB_INLINE bool lab_spin_trylock(struct lab_spinlock *l)
 {
 	/*
 	 * owner is read with acquire: the last holder's unlock is a release store of owner, and
@@ -371,7 +379,7 @@ static inline bool lab_spin_trylock(struct lab_spinlock *l)
 }
 
 /* Release the lock to the next ticket. */
-static inline void lab_spin_unlock(struct lab_spinlock *l)
+LAB_INLINE void lab_spin_unlock(struct lab_spinlock *l)
 {
 	/* Only the holder writes owner, so a relaxed read of it is exact. */
 	lab_store32(&l->owner, lab_load32(&l->owner, LAB_RELAXED) + 1, LAB_RELEASE);
