@@ -178,7 +178,8 @@ static bool on_a_stack(const struct sim *s, uintptr_t word)
 	return false;
 }
 
-static struct sim_shadow *shadow_of(struct sim *s, uintptr_t word)
+/* word's entry; a new one when make (NULL when the table cannot grow), else NULL if none. */
+static struct sim_shadow *shadow_of(struct sim *s, uintptr_t word, bool make)
 {
 	for (;;) {
 		for (size_t i = shadow_hash(s, word);; i = (i + 1) & s->shadow_mask) {
@@ -187,6 +188,8 @@ static struct sim_shadow *shadow_of(struct sim *s, uintptr_t word)
 				return e;
 			if (e->word)
 				continue;
+			if (!make)
+				return NULL;
 			if ((s->shadow_n + 1) * 2 > s->shadow_mask + 1)
 				break;
 			e->word = word;
@@ -225,7 +228,7 @@ void sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p, ui
 	struct sim_shadow *e;
 	uint8_t halves = halves_of(p, size);
 
-	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, word)) || e->exempt)
+	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, word, false)) || e->exempt)
 		return;
 	for (int h = 0; h < 2; h++) {
 		uint32_t now;
@@ -258,7 +261,7 @@ void sim_shadow_seen(struct sim *s, const struct sim_cpu *me, const void *p, uin
 	struct sim_shadow *e;
 	uint8_t halves = halves_of(p, size);
 
-	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, word)) || e->exempt)
+	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, word, true)) || e->exempt)
 		return;
 	for (int h = 0; h < 2; h++) {
 		if (!(halves & (1u << h)))
@@ -275,7 +278,7 @@ void sim_shadow_seen(struct sim *s, const struct sim_cpu *me, const void *p, uin
 void sim_shadow_forget(struct sim *s, const void *p, size_t len)
 {
 	for (uintptr_t w = (uintptr_t)p & ~(uintptr_t)7; w < (uintptr_t)p + len; w += 8) {
-		struct sim_shadow *e = shadow_of(s, w);
+		struct sim_shadow *e = shadow_of(s, w, false);
 		if (e)
 			e->known_mask = 0;
 	}
