@@ -541,17 +541,19 @@ static void publish_locked(struct smmu_q *q, uint32_t from, uint32_t to)
 	}
 }
 
-static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod)
+uint64_t smmu_prod_write_ns(const struct smmu_dev *dev)
 {
-	struct smmu_q *q = s->priv;
+	return dev->cfg.timing.prod_write_ns;
+}
+
+/* PROD written at now. Under lock. */
+static void write_prod_locked(struct smmu_q *q, uint32_t prod, uint64_t now)
+{
 	struct smmu_dev *dev = q->dev;
 
-	lab_delay_ns(c, dev->cfg.timing.prod_write_ns);
-	dev_lock(dev);
-	uint64_t now = lab_now(c);
 	dev->stats.prod_writes++;
 	if (dev->halted)
-		goto out;
+		return;
 	advance_locked(dev, now);
 
 	uint32_t old = q->prod;
@@ -560,29 +562,46 @@ static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod
 			  "PROD write 0x%x has bits outside IDX|WRP (mask 0x%x): OVF/owner "
 			  "flag not stripped?",
 			  prod, dev->wrap_mask);
-		goto out;
+		return;
 	}
 	uint32_t back = q_dist(dev, prod, old);
 	if (back && back < dev->nents) { /* a move of exactly nents is a full queue */
 		violation(q, "PROD moved backwards: 0x%x -> 0x%x (CONS 0x%x)", old, prod, q->cons);
-		goto out;
+		return;
 	}
 	if (q_dist(dev, q->cons, prod) > dev->nents) {
 		violation(q,
 			  "PROD 0x%x overruns CONS 0x%x: %u entries outstanding in a queue of %u",
 			  prod, q->cons, q_dist(dev, q->cons, prod), dev->nents);
-		goto out;
+		return;
 	}
 	publish_locked(q, old, prod);
 	if (dev->halted)
-		goto out;
+		return;
 	if (q->fetch == old)
 		q->t_ready = now; /* idle until now: fetching starts at the PROD write */
 	q->prod = prod;
 	__atomic_store_n(&q->prod_reg, prod, __ATOMIC_RELEASE);
 	advance_locked(dev, now);
-out:
-	dev_unlock(dev);
+}
+
+void smmu_q_write_prod_at(struct lab_smmu *s, uint32_t prod, uint64_t now)
+{
+	struct smmu_q *q = s->priv;
+
+	dev_lock(q->dev);
+	write_prod_locked(q, prod, now);
+	dev_unlock(q->dev);
+}
+
+static void smmu_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod)
+{
+	struct smmu_q *q = s->priv;
+
+	lab_delay_ns(c, q->dev->cfg.timing.prod_write_ns);
+	dev_lock(q->dev);
+	write_prod_locked(q, prod, lab_now(c));
+	dev_unlock(q->dev);
 }
 
 static uint32_t smmu_read_cons(struct lab_cpu *c, struct lab_smmu *s)

@@ -117,6 +117,15 @@ uint64_t smmu_events(const struct smmu_dev *dev);
 void smmu_set_store_hook(struct smmu_dev *dev, void (*fn)(void *arg, const void *p, size_t len),
 			 void *arg);
 
+/*
+ * writel_relaxed(PROD) in two halves, for an engine that posts the write (the sim's memory =
+ * arm, where a CPU's MMIO write may take effect after its later stores): the CPU's cost of the
+ * write (ns), and its effect on queue s at time now (ns) of the device's clock. s->write_prod
+ * is the two at once.
+ */
+uint64_t smmu_prod_write_ns(const struct smmu_dev *dev);
+void smmu_q_write_prod_at(struct lab_smmu *s, uint32_t prod, uint64_t now);
+
 /* The first violation, or NULL. */
 const char *smmu_error(const struct smmu_dev *dev);
 

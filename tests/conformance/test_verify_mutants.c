@@ -164,6 +164,16 @@ Test(verify_mutants, relaxed_grant_wait_fails_only_under_early_loads, .timeout =
 	verify_fails_where("verify_mutants", "mut_grant_relaxed", "sync_complete", "memory=arm");
 }
 
+/*
+ * fetchadd's owner hands owner_prod to the next owner with a relaxed store: on Arm its
+ * writel_relaxed(PROD) may reach the device after the next owner's, and PROD moves backwards.
+ * Only the sim's posted register writes under memory = arm show it.
+ */
+Test(verify_mutants, relaxed_owner_hand_off_fails_protocol_only_under_arm, .timeout = 600)
+{
+	verify_fails_where("verify_mutants", "mut_owner_relaxed", "protocol", "memory=arm");
+}
+
 /* ---- iova mutants (tests/fixtures/iova_mutants): caught by `iommulab verify`, by name ------ */
 
 /* Whether `iommulab verify` on iova mutant NAME prints check FAIL with text in its detail. */

@@ -981,6 +981,17 @@ static void sb_apply_head(struct sim *s, uint64_t now)
 
 	memmove(s->sb, s->sb + 1, (size_t)(--s->sb_n) * sizeof(*s->sb));
 	s->cpus[e.cpu].sb_own--;
+	if (e.apply) { /* a posted register write reaches the agent */
+		uint64_t at = now > e.at ? now : e.at;
+		s->in_agent = true;
+		s->agent_now = at;
+		e.apply(e.p, e.v, at / PS_PER_NS);
+		s->in_agent = false;
+		s->agent_stale = true;
+		s->agent_moved = true;
+		device_wakeups(s, at);
+		return;
+	}
 	if (s->hist) {
 		hist_note(s, e.p, now > e.at ? now : e.at);
 		/* From now on its CPU no longer forwards it: no load of it goes back before it. */
@@ -1000,8 +1011,12 @@ static void sb_apply_head(struct sim *s, uint64_t now)
 		wake_line(s, l, now);
 }
 
-/* A completed relaxed store enters me's store buffer, visible to the others from `at` on. */
-static void sb_push(struct sim *s, struct sim_cpu *me, void *p, uint32_t size, uint64_t v)
+/*
+ * A completed relaxed store enters me's store buffer, visible to the others from `at` on (a
+ * posted register write: size 0, its effect apply).
+ */
+static void sb_push(struct sim *s, struct sim_cpu *me, void *p, uint32_t size, uint64_t v,
+		    void (*apply)(void *arg, uint64_t v, uint64_t now_ns))
 {
 	uint64_t at = me->clock + sb_next_rng(me) % (s->sb_delay_ps + 1);
 	uint32_t i;
@@ -1019,7 +1034,7 @@ static void sb_push(struct sim *s, struct sim_cpu *me, void *p, uint32_t size, u
 	for (i = 0; i < s->sb_n; i++)
 		if (s->sb[i].cpu == me->id && s->sb[i].p == p && s->sb[i].at > at)
 			at = s->sb[i].at;
-	struct sim_sb_entry e = { at, ++s->sb_seq, p, v, me->id, size };
+	struct sim_sb_entry e = { at, ++s->sb_seq, p, v, me->id, size, apply };
 	for (i = s->sb_n; i && sb_before(&e, &s->sb[i - 1]); i--)
 		s->sb[i] = s->sb[i - 1];
 	s->sb[i] = e;
@@ -1502,7 +1517,41 @@ static void weak_store(struct sim *s, struct sim_cpu *me, void *p, uint32_t size
 	access_begin(s, me, p, ACC_STORE, NULL);
 	me->deadline = me->clock + s->watchdog;
 	win_note(me, me->clock);
-	sb_push(s, me, p, size, v);
+	sb_push(s, me, p, size, v, NULL);
+}
+
+void sim_post_agent_write(void (*apply)(void *arg, uint64_t v, uint64_t now_ns), void *arg,
+			  uint64_t v)
+{
+	struct sim *s = cur_sim;
+
+	if (unsimulated() || !s->weak) {
+		apply(arg, v, s && s->cur ? s->cur->clock / PS_PER_NS : 0);
+		return;
+	}
+	sb_push(s, running(s), arg, 0, v, apply);
+}
+
+void sim_drain_agent_writes(void)
+{
+	struct sim *s = cur_sim;
+	struct sim_cpu *me;
+	bool moved = false;
+
+	if (unsimulated() || !s->weak || !(me = running(s))->sb_own)
+		return;
+	for (uint32_t i = 0; i < s->sb_n; i++) {
+		struct sim_sb_entry *e = &s->sb[i];
+		if (e->cpu == me->id && e->apply && e->at > me->clock) {
+			e->at = me->clock;
+			moved = true;
+		}
+	}
+	if (moved)
+		sb_sort(s);
+	/* me is the earliest event: what is due by its clock takes effect now, in order. */
+	while (s->sb_n && s->sb[0].at <= me->clock)
+		sb_apply_head(s, me->clock);
 }
 
 #define SIM_DEFINE_ACCESS(bits)                                                                    \

@@ -110,6 +110,22 @@ void sim_agent_stored(const void *p, size_t len);
 void sim_read_agent(void);
 
 /*
+ * For an agent's registers under memory = arm: the running CPU has just written one (PROD, a
+ * writel_relaxed()), a posted write. It takes effect as a relaxed store does, through the
+ * CPU's store buffer, so the CPU's later stores may be seen first (Arm orders a Device write
+ * before later Normal stores only with a barrier: a release, a fence, an rmw drain it), but
+ * before the CPU's next read of one of the agent's registers (sim_drain_agent_writes: Device
+ * nGnRE accesses to one device arrive in program order). apply(arg, v, now_ns) is its effect,
+ * run as the agent (the clock reads its time). Under memory = sc, or outside a simulation,
+ * apply runs at once.
+ */
+void sim_post_agent_write(void (*apply)(void *arg, uint64_t v, uint64_t now_ns), void *arg,
+			  uint64_t v);
+
+/* Before the running CPU reads one of an agent's registers: its posted writes take effect. */
+void sim_drain_agent_writes(void);
+
+/*
  * For host code on a virtual CPU (a workload writing the commands it hands a plugin): it is
  * about to write [p, p + len) with plain stores. Under memory = arm the sim remembers what
  * the words held, so another CPU's lab.h load satisfied early may still return it, as an Arm

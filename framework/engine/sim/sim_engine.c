@@ -46,18 +46,40 @@ struct dev_agent {
 	struct dev_agent_q *qs; /* one per queue */
 	uint32_t nq;
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
+	void (*write_prod)(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod); /* ... */
 };
 
 /* One trial at a time per thread: the wrapped register's device. */
 static _Thread_local struct dev_agent *cur_agent;
 
-/* readl(CONS) under the sim: the device's register, and the sim told that it was read. */
+/*
+ * readl(CONS) under the sim: the device's register, and the sim told that it was read (after
+ * this CPU's posted PROD writes, which reach the device first).
+ */
 static uint32_t sim_read_cons(struct lab_cpu *c, struct lab_smmu *s)
 {
+	sim_drain_agent_writes();
 	uint32_t v = cur_agent->read_cons(c, s);
 
 	sim_read_agent();
 	return v;
+}
+
+/* A posted PROD write reaching the device (sim_post_agent_write). */
+static void posted_prod(void *arg, uint64_t v, uint64_t now_ns)
+{
+	smmu_q_write_prod_at(arg, (uint32_t)v, now_ns);
+}
+
+/*
+ * writel_relaxed(PROD) under memory = arm: the CPU pays for the write now, the device sees it
+ * when the CPU's store buffer lets it go, so a later relaxed store (owner_prod handed to the
+ * next owner) may be seen first, as on an Arm core without the release the kernel puts there.
+ */
+static void sim_write_prod_posted(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod)
+{
+	lab_delay_ns(c, smmu_prod_write_ns(cur_agent->dev));
+	sim_post_agent_write(posted_prod, s, prod);
 }
 
 static uint64_t dev_next_due(void *arg)
@@ -158,14 +180,19 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 			aq->seen_fetch = smmu_q_fetched(job->dev, i);
 			da.read_cons = aq->q->read_cons; /* the same for every queue */
 			aq->q->read_cons = sim_read_cons;
+			da.write_prod = aq->q->write_prod;
+			if (m->memory == MACHINE_MEMORY_ARM)
+				aq->q->write_prod = sim_write_prod_posted;
 		}
 		smmu_set_store_hook(job->dev, dev_stored, NULL);
 		cur_agent = &da;
 	}
 	rc = sim_run(job, m, topo.n ? &topo : NULL, job->dev ? &agent : NULL, res, &st);
 	if (job->dev) {
-		for (uint32_t i = 0; i < da.nq; i++)
-			da.qs[i].q->read_cons = da.read_cons; /* teardown reads it natively */
+		for (uint32_t i = 0; i < da.nq; i++) { /* teardown uses them natively */
+			da.qs[i].q->read_cons = da.read_cons;
+			da.qs[i].q->write_prod = da.write_prod;
+		}
 		free(da.qs);
 		smmu_set_store_hook(job->dev, NULL, NULL);
 		cur_agent = NULL;

@@ -74,10 +74,11 @@ struct sim_write {
 struct sim_sb_entry {
 	uint64_t at;  /* ps: when the other CPUs and the device see it */
 	uint64_t seq; /* program order among equal times */
-	void *p;
+	void *p;      /* ...an agent's register write (apply): its argument */
 	uint64_t v;
 	uint32_t cpu;
-	uint32_t size; /* 4 or 8 */
+	uint32_t size; /* 4 or 8; 0: an agent's register write (sim_post_agent_write) */
+	void (*apply)(void *arg, uint64_t v, uint64_t now_ns);
 };
 #define SB_PER_CPU 16 /* a full store buffer drains before it takes another store */
 

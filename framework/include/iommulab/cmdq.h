@@ -116,7 +116,9 @@ struct lab_smmu {
 	/* readl(CONS): the device's consumer index (IDX | WRP). Like readl(), it orders the
 	 * loads after it after it (the sim's memory = arm satisfies none of them earlier). */
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s);
-	/* writel(PROD): publish entries up to prod (IDX | WRP; OVF must be clear). */
+	/* writel_relaxed(PROD): publish entries up to prod (IDX | WRP; OVF must be clear). It
+	 * orders nothing before it (a dma_wmb() does) and may be seen after this CPU's later
+	 * relaxed stores (the sim's memory = arm posts it): a release after it orders it. */
 	void (*write_prod)(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod);
 	void *priv; /* host-private */
 	/* ABI 1.1: the device's command queues (SMMUv3.3 ECMDQs, Tegra241 VCMDQs). Each is a
