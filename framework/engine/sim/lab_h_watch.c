@@ -74,11 +74,13 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	if (!s || !s->stuck_armed || !(me = s->cur) || s->hung)
 		return;
+	/* The device acting (a long run of its events between two CPU steps) is progress too. */
 	if (s->st.lab_ops != s->stuck_ops || me->id != s->stuck_cpu ||
-	    me->clock != s->stuck_clock) {
+	    me->clock != s->stuck_clock || s->agent_now != s->stuck_agent_now) {
 		s->stuck_ops = s->st.lab_ops;
 		s->stuck_cpu = me->id;
 		s->stuck_clock = me->clock;
+		s->stuck_agent_now = s->agent_now;
 		s->stuck_since_ns = cpu_ns;
 		return;
 	}

@@ -256,8 +256,8 @@ struct sim {
 	/* lab_h_watch.c: a CPU stuck in host code (always), a word changed outside lab.h. */
 	bool stuck_armed, stuck;
 	timer_t stuck_timer;
-	uint64_t stuck_ops, stuck_clock; /* at the last tick */
-	uint64_t stuck_since_ns;	 /* the thread's CPU time when they last changed */
+	uint64_t stuck_ops, stuck_clock, stuck_agent_now; /* at the last tick */
+	uint64_t stuck_since_ns; /* the thread's CPU time when they last changed */
 	uint32_t stuck_cpu;
 	uintptr_t stuck_pc;
 	struct sim_shadow *shadow; /* NULL unless job->watch_lab_h */
