@@ -47,6 +47,7 @@ struct dev_agent {
 	uint32_t nq;
 	uint32_t (*read_cons)(struct lab_cpu *c, struct lab_smmu *s); /* the device's own */
 	void (*write_prod)(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod); /* ... */
+	bool posted; /* memory = arm: PROD writes are posted (sim_write_prod_posted) */
 };
 
 /* One trial at a time per thread: the wrapped register's device. */
@@ -58,7 +59,8 @@ static _Thread_local struct dev_agent *cur_agent;
  */
 static uint32_t sim_read_cons(struct lab_cpu *c, struct lab_smmu *s)
 {
-	sim_drain_agent_writes();
+	if (cur_agent->posted)
+		sim_drain_agent_writes();
 	uint32_t v = cur_agent->read_cons(c, s);
 
 	sim_read_agent();
@@ -181,7 +183,8 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 			da.read_cons = aq->q->read_cons; /* the same for every queue */
 			aq->q->read_cons = sim_read_cons;
 			da.write_prod = aq->q->write_prod;
-			if (m->memory == MACHINE_MEMORY_ARM)
+			da.posted = m->memory == MACHINE_MEMORY_ARM;
+			if (da.posted)
 				aq->q->write_prod = sim_write_prod_posted;
 		}
 		smmu_set_store_hook(job->dev, dev_stored, NULL);
