@@ -223,24 +223,33 @@ static inline uint32_t half_now(uintptr_t word, int h)
 	return *(volatile const uint32_t *)(word + 4 * (uintptr_t)h);
 }
 
-void sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
-		      const void *pc)
+struct sim_shadow *sim_shadow_entry(struct sim *s, const void *p, uint32_t size)
 {
-	uintptr_t word = (uintptr_t)p & ~(uintptr_t)7;
 	struct sim_shadow *e;
+
+	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, (uintptr_t)p & ~(uintptr_t)7, true)) ||
+	    e->exempt)
+		return NULL;
+	return e;
+}
+
+struct sim_shadow *sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p,
+				    uint32_t size, const void *pc)
+{
+	struct sim_shadow *e = sim_shadow_entry(s, p, size);
 	uint8_t halves = halves_of(p, size);
 
-	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, word, false)) || e->exempt)
-		return;
+	if (!e)
+		return NULL;
 	for (int h = 0; h < 2; h++) {
 		uint32_t now;
 		if (!(halves & e->known_mask & (1u << h)) ||
-		    (now = half_now(word, h)) == e->known[h])
+		    (now = half_now(e->word, h)) == e->known[h])
 			continue;
 		s->outside_words++;
 		if (s->outside_words == 1) {
 			s->outside = (struct sim_outside){
-				.p = word + 4 * (uintptr_t)h,
+				.p = e->word + 4 * (uintptr_t)h,
 				.was = e->known[h],
 				.found = now,
 				.cpu = me->id,
@@ -254,21 +263,20 @@ void sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p, ui
 		}
 		e->known[h] = now; /* one report per change */
 	}
+	return e;
 }
 
-void sim_shadow_seen(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+void sim_shadow_seen(struct sim_shadow *e, const struct sim_cpu *me, const void *p, uint32_t size,
 		     const void *pc, enum access kind)
 {
-	uintptr_t word = (uintptr_t)p & ~(uintptr_t)7;
-	struct sim_shadow *e;
 	uint8_t halves = halves_of(p, size);
 
-	if ((uintptr_t)p & (size - 1) || !(e = shadow_of(s, word, true)) || e->exempt)
+	if (!e)
 		return;
 	for (int h = 0; h < 2; h++) {
 		if (!(halves & (1u << h)))
 			continue;
-		e->known[h] = half_now(word, h);
+		e->known[h] = half_now(e->word, h);
 		e->cpu[h] = me->id;
 		e->pc[h] = (uintptr_t)pc;
 		e->at[h] = me->clock;

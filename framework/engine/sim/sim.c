@@ -970,6 +970,21 @@ static inline uint64_t sb_next_rng(struct sim_cpu *me)
 	return z ^ (z >> 31);
 }
 
+/* The agent acts at time at (ps): the clock reads its time, and CPUs it woke are looked at. */
+static inline void agent_enter(struct sim *s, uint64_t at)
+{
+	s->in_agent = true;
+	s->agent_now = at;
+}
+
+static void agent_leave(struct sim *s, uint64_t at)
+{
+	s->in_agent = false;
+	s->agent_stale = true;
+	s->agent_moved = true;
+	device_wakeups(s, at);
+}
+
 /*
  * The earliest buffered store takes effect: memory changes, its line's sleepers wake (no
  * earlier than now: a drain by the running CPU wakes them at its own time).
@@ -983,13 +998,9 @@ static void sb_apply_head(struct sim *s, uint64_t now)
 	s->cpus[e.cpu].sb_own--;
 	if (e.apply) { /* a posted register write reaches the agent */
 		uint64_t at = now > e.at ? now : e.at;
-		s->in_agent = true;
-		s->agent_now = at;
+		agent_enter(s, at);
 		e.apply(e.p, e.v, at / PS_PER_NS);
-		s->in_agent = false;
-		s->agent_stale = true;
-		s->agent_moved = true;
-		device_wakeups(s, at);
+		agent_leave(s, at);
 		return;
 	}
 	if (s->hist) {
@@ -1002,13 +1013,21 @@ static void sb_apply_head(struct sim *s, uint64_t now)
 	else
 		*(volatile uint64_t *)e.p = e.v;
 	if (s->shadow)
-		sim_shadow_seen(s, &s->cpus[e.cpu], e.p, e.size, NULL, ACC_STORE);
+		sim_shadow_seen(sim_shadow_entry(s, e.p, e.size), &s->cpus[e.cpu], e.p, e.size,
+				NULL, ACC_STORE);
 	l = line_of(s, e.p);
 	now = now > e.at ? now : e.at;
 	if (l->n_watchers)
 		wake_watchers(s, l, now);
 	if (l->waiters)
 		wake_line(s, l, now);
+}
+
+/* me is the earliest event: every buffered store due by its clock takes effect now, in order. */
+static void sb_apply_due(struct sim *s, struct sim_cpu *me)
+{
+	while (s->sb_n && s->sb[0].at <= me->clock)
+		sb_apply_head(s, me->clock);
 }
 
 /*
@@ -1027,8 +1046,7 @@ static void sb_push(struct sim *s, struct sim_cpu *me, void *p, uint32_t size, u
 		 * just completed), so everything due by its clock takes effect now, in order.
 		 */
 		sb_retime(s, me, NULL, 0, false);
-		while (s->sb_n && s->sb[0].at <= me->clock)
-			sb_apply_head(s, me->clock);
+		sb_apply_due(s, me);
 	}
 	/* One location's stores become visible in program order (coherence). */
 	for (i = 0; i < s->sb_n; i++)
@@ -1060,13 +1078,9 @@ static bool sb_forward(const struct sim *s, const struct sim_cpu *me, const void
 
 static void run_agent(struct sim *s, uint64_t due)
 {
-	s->in_agent = true;
-	s->agent_now = due;
+	agent_enter(s, due);
 	s->agent->advance(s->agent->arg);
-	s->in_agent = false;
-	s->agent_stale = true;
-	s->agent_moved = true;
-	device_wakeups(s, due);
+	agent_leave(s, due);
 }
 
 /*
@@ -1461,19 +1475,18 @@ void sim_note_host_write(const void *p, size_t len)
 	}
 }
 
+/* engine_job.watch_lab_h: a lab.h load at p from pc sees memory as lab.h last left it? */
+static inline void watch_load(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+			      const void *pc)
+{
+	sim_shadow_seen(sim_shadow_check(s, me, p, size, pc), me, p, size, pc, ACC_LOAD);
+}
+
 /*
  * memory = arm, a load: a partly overlapping buffered store of its CPU must be visible first
  * (coherence); an exact one is forwarded (its own CPU sees it at once); otherwise the load
  * may be satisfied early (early_load).
  */
-/* engine_job.watch_lab_h: a lab.h load at p from pc sees memory as lab.h last left it? */
-static inline void watch_load(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
-			      const void *pc)
-{
-	sim_shadow_check(s, me, p, size, pc);
-	sim_shadow_seen(s, me, p, size, pc, ACC_LOAD);
-}
-
 static uint64_t weak_load(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, int o,
 			  const void *pc)
 {
@@ -1549,9 +1562,7 @@ void sim_drain_agent_writes(void)
 	}
 	if (moved)
 		sb_sort(s);
-	/* me is the earliest event: what is due by its clock takes effect now, in order. */
-	while (s->sb_n && s->sb[0].at <= me->clock)
-		sb_apply_head(s, me->clock);
+	sb_apply_due(s, me);
 }
 
 #define SIM_DEFINE_ACCESS(bits)                                                                    \
@@ -1590,8 +1601,8 @@ void sim_drain_agent_writes(void)
 			weak_access(s, me, p, o, true);                                            \
 		*(volatile uint##bits##_t *)p = v;                                                 \
 		if (__builtin_expect(s->shadow != NULL, 0))                                        \
-			sim_shadow_seen(s, me, p, bits / 8, __builtin_return_address(0),           \
-					ACC_STORE);                                                \
+			sim_shadow_seen(sim_shadow_entry(s, p, bits / 8), me, p, bits / 8,         \
+					__builtin_return_address(0), ACC_STORE);                   \
 		access_wrote(s, me, l);                                                            \
 	}                                                                                          \
 	uint##bits##_t lab_sim_rmw##bits(uint##bits##_t *p, int op, uint##bits##_t a,              \
@@ -1617,15 +1628,17 @@ void sim_drain_agent_writes(void)
 				weak_access(s, me, p, o, false);                                   \
 			return (uint##bits##_t)me->far_val;                                        \
 		}                                                                                  \
+		struct sim_shadow *sh = NULL; /* engine_job.watch_lab_h: p's entry */              \
 		if (__builtin_expect(s->shadow != NULL, 0))                                        \
-			sim_shadow_check(s, me, p, bits / 8, __builtin_return_address(0));         \
+			sh = sim_shadow_check(s, me, p, bits / 8, __builtin_return_address(0));    \
 		old = *p;                                                                          \
 		v = (uint##bits##_t)direct_rmw(old, op, a, b);                                     \
 		if (__builtin_expect(s->weak, 0))                                                  \
 			weak_access(s, me, p, o, op != LAB_SIM_CAS || old == a);                   \
 		*p = v;                                                                            \
-		if (__builtin_expect(s->shadow != NULL, 0))                                        \
-			sim_shadow_seen(s, me, p, bits / 8, __builtin_return_address(0), ACC_RMW); \
+		if (__builtin_expect(sh != NULL, 0))                                               \
+			sim_shadow_seen(sh, me, p, bits / 8, __builtin_return_address(0),          \
+					ACC_RMW);                                                  \
 		if (op != LAB_SIM_CAS || old == a)                                                 \
 			access_wrote(s, me, l);                                                    \
 		return old;                                                                        \

@@ -346,16 +346,18 @@ void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable);
  * lab_h_watch.c. The stuck-CPU timer on this thread's CPU time, for the run (start may fail
  * quietly: the caller's wall-clock stall limit is still there). sim_shadow_init: the table,
  * 0 or -ENOMEM. For a lab.h access of size bytes at p from code address pc: _check before
- * it reads memory (a load, an rmw), _seen once memory holds what it leaves (every access);
+ * it reads memory (a load, an rmw), which returns p's entry (_entry alone for a store: NULL
+ * when p is not watched), then _seen with it once memory holds what it leaves;
  * _forget when something the sim is told of writes [p, p + len) (the device, the workload).
  * sim_watch_report: what was found, into res (outside_lab_h, outside_why) and s->why.
  */
 void sim_watch_start(struct sim *s);
 void sim_watch_stop(struct sim *s);
 int sim_shadow_init(struct sim *s);
-void sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
-		      const void *pc);
-void sim_shadow_seen(struct sim *s, const struct sim_cpu *me, const void *p, uint32_t size,
+struct sim_shadow *sim_shadow_entry(struct sim *s, const void *p, uint32_t size);
+struct sim_shadow *sim_shadow_check(struct sim *s, const struct sim_cpu *me, const void *p,
+				    uint32_t size, const void *pc);
+void sim_shadow_seen(struct sim_shadow *e, const struct sim_cpu *me, const void *p, uint32_t size,
 		     const void *pc, enum access kind);
 void sim_shadow_forget(struct sim *s, const void *p, size_t len);
 void sim_watch_report(struct sim *s, struct engine_result *res);
