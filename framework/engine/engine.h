@@ -119,6 +119,7 @@ struct engine_result {
 	/* The sim saw the plugin go outside lab.h (a CPU stuck in host code, or with
 	 * watch_lab_h a shared word changed by a plain store): where, in outside_why. */
 	bool outside_lab_h;
+	bool stopped_outside; /* ...and it stopped the run: a CPU stuck in host code */
 	char outside_why[TRIAL_ERR_LEN];
 	struct engine_stat stats[ENGINE_MAX_STATS];
 	uint32_t n_stats;

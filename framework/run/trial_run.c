@@ -462,7 +462,8 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		    req->ops_per_cpu ? 0 : job.duration_ns);
 	if (req->oracle && oracle && t.cwl)
 		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, job.watch_lab_h,
-				  t.eres.outside_lab_h ? t.eres.outside_why : NULL, res);
+				  t.eres.outside_lab_h ? t.eres.outside_why : NULL,
+				  t.eres.stopped_outside, res);
 out:
 	teardown(&t, res);
 	return rc;

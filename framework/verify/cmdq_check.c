@@ -364,7 +364,7 @@ static void set_check(struct oracle_report *o, int which, bool pass, const char 
 
 void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 		       const struct cmdq_wl *wl, bool hung, bool lab_h_watched,
-		       const char *outside_lab_h, struct trial_result *res)
+		       const char *outside_lab_h, bool stopped_outside, struct trial_result *res)
 {
 	char once[ORACLE_DETAIL_LEN] = "", order[ORACLE_DETAIL_LEN] = "";
 	bool exactly_once = false, in_order = false;
@@ -408,7 +408,7 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 	 * A CPU stuck in host code stopped the run, not a deadlock of the plugin's protocol:
 	 * the sim cannot say what the plugin would have done next.
 	 */
-	if (hung && outside_lab_h && strstr(res->error, "without calling lab.h")) {
+	if (stopped_outside) {
 		o->checks[CHECK_NO_DEADLOCK].unchecked = true;
 		snprintf(o->checks[CHECK_NO_DEADLOCK].detail, ORACLE_DETAIL_LEN,
 			 "not checked: a CPU ran outside lab.h (lab_h_only)");

@@ -359,7 +359,7 @@ void sim_watch_report(struct sim *s, struct engine_result *res)
 	if (s->stuck) {
 		struct sim_cpu *x = &s->cpus[s->stuck_cpu];
 		place_of(s->stuck_pc, false, here, sizeof(here));
-		res->outside_lab_h = true;
+		res->outside_lab_h = res->stopped_outside = true;
 		snprintf(
 			res->outside_why, sizeof(res->outside_why),
 			"cpu%u ran host code for over %d ms of host CPU time without calling lab.h "
