@@ -472,10 +472,11 @@ static bool lab_h_only_failed(const struct lab_h_only *l)
 	return !l->rc && l->r.n_hits;
 }
 
-/* Its row in verify's table, the name and the verdict as wide as the other rows'. */
-static void lab_h_only_row(const struct lab_h_only *l, int name_width, int verdict_width,
-			   const char *pass)
+/* Its row in an iova plugin's table (a cmdq plugin's has the sim's verdicts too). */
+static void lab_h_only_row(const struct lab_h_only *l)
 {
+	const int name_width = 28, verdict_width = 4;
+
 	if (l->rc) {
 		printf("  %-*s %-*s (static)  %s\n", name_width, ATOMICS_CHECK_NAME, verdict_width,
 		       "UNCHECKED", l->r.unchecked);
@@ -483,7 +484,7 @@ static void lab_h_only_row(const struct lab_h_only *l, int name_width, int verdi
 	}
 	printf("  %-*s %-*s (static: %s%zu functions of %s, %s)  every shared access goes "
 	       "through lab.h: no atomic, barrier or spin hint of its own\n",
-	       name_width, ATOMICS_CHECK_NAME, verdict_width, l->r.n_hits ? "FAIL" : pass,
+	       name_width, ATOMICS_CHECK_NAME, verdict_width, l->r.n_hits ? "FAIL" : "pass",
 	       l->r.n_hits ? "" : "all ", l->r.n_funcs, l->base, atomics_arch_name(l->r.arch));
 }
 
@@ -543,7 +544,7 @@ static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
 			skipped++;
 		}
 	}
-	lab_h_only_row(&lho, 28, 4, "pass");
+	lab_h_only_row(&lho);
 	if (lab_h_only_failed(&lho)) {
 		lab_h_only_fails(&lho);
 		failed++;
@@ -840,16 +841,13 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 
 		column(&v[k], 0, nat, sizeof(nat));
 		column(&v[k], 1, sim, sizeof(sim));
-		if (lab_h) {
-			stat[0] = ',';
-			stat[1] = ' ';
-			lab_h_only_static(&lho, stat + 2, sizeof(stat) - 2);
-		}
-		printf("  %-14s %-12s (%zu runs)  native: %-18s sim: %s%s\n", v[k].name,
+		if (lab_h)
+			lab_h_only_static(&lho, stat, sizeof(stat));
+		printf("  %-14s %-12s (%zu runs)  native: %-18s sim: %s%s%s\n", v[k].name,
 		       failed	 ? "FAIL"
 		       : inconcl ? "INCONCLUSIVE"
 				 : "PASS",
-		       runs, nat, sim, stat);
+		       runs, nat, sim, lab_h ? ", " : "", stat);
 		if (failed)
 			status = EXIT_TRIALS_FAILED;
 		any_inconclusive |= inconcl;
