@@ -453,9 +453,8 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 	if (S->n_incomplete)
 		fprintf(S->out,
 			"%s%zu of %zu trials were incomplete: they measured under half their "
-			"duration "
-			"or no op (their CPUs were off their cores) and are left out of the "
-			"means\n",
+			"duration or no op (natively, their CPUs were off their cores; on the sim, "
+			"their ops outlast warmup_ms) and are left out of the means\n",
 			S->n_noisy ? "" : "\n", S->n_incomplete, S->n_trials);
 
 	if (S->n_unsteady)

@@ -21,7 +21,8 @@ enum trial_status {
 	TRIAL_FAILED,	  /* the plugin broke the protocol, hung, crashed, or init failed */
 	TRIAL_NOISY,	  /* measured, but the host took its CPUs away materially (run/noise.h) */
 	TRIAL_INCOMPLETE, /* ran far short of its duration, or completed no op: no result
-			   * (its CPUs were off their cores: not a failure of the plugin) */
+			   * (natively its CPUs were off their cores, on the sim its ops outlast
+			   * the warm-up: not a failure of the plugin) */
 };
 
 /* Whether a trial of this status measured what it was asked to (ok, or noisy). */

@@ -36,6 +36,11 @@
 #define NOISE_DESCHED_FRAC 0.25
 /* Steal is time the hypervisor gave away; as much as a tenth skews every figure. */
 #define NOISE_STEAL_FRAC 0.10
+/* What an incomplete sim trial's reason adds: virtual time has no host to blame. */
+#define SIM_INCOMPLETE_WHY                                                                         \
+	" of virtual time: its ops outlast the warm-up (a CPU measures from its first op after "   \
+	"warmup_ms to its first op boundary after duration_ms); lengthen warmup_ms and "           \
+	"duration_ms"
 /* A window under half its duration: the trial stopped early (cmpxchg measuring 5 ms of
  * 1000 was reported as a throughput). */
 #define NOISE_SHORT_FRAC 0.5

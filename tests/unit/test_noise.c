@@ -97,7 +97,19 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 	r.ops = 0;
 	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_INCOMPLETE, "the sim too");
-	cr_assert_str_eq(r.error, "incomplete: completed no op in 1.000 s");
+	cr_assert_str_eq(r.error, "incomplete: completed no op in 1.000 s" SIM_INCOMPLETE_WHY);
+	cr_assert(strstr(r.error, "lengthen warmup_ms"), "says what to do: %s", r.error);
+
+	/* The sim's CPUs start measuring at an op boundary: ops longer than the warm-up. */
+	trial(&r, 999, 999, 0, 0);
+	r.duration_s = 0.0163;
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 40000000u);
+	cr_assert_eq(r.status, TRIAL_INCOMPLETE);
+	cr_assert_str_eq(r.error,
+			 "incomplete: measured 0.0163 s of its 0.040 s duration (under "
+			 "50%) of virtual time: its ops outlast the warm-up (a CPU measures "
+			 "from its first op after warmup_ms to its first op boundary after "
+			 "duration_ms); lengthen warmup_ms and duration_ms");
 
 	/* A fixed op count has no duration to fall short of, and is no measurement (verify). */
 	trial(&r, 5, 500, 100, 0);
