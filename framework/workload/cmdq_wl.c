@@ -19,6 +19,7 @@
 
 #include "engine/host.h"
 #include "engine/sim/sim.h"
+#include "workload/rand.h"
 
 #define MAX_CMDS 256 /* [workload.cmdq] cmds_per_sync's upper bound */
 
@@ -103,14 +104,7 @@ void cmdq_wl_free(struct cmdq_wl *wl)
 /* This op's think time: think_ns, or uniform in think_ns x [1 - jitter, 1 + jitter]. */
 static uint64_t think_time(struct cmdq_wl *wl, struct cmdq_wl_cpu *me)
 {
-	if (wl->jitter <= 0 || !wl->think_ns)
-		return wl->think_ns;
-	me->rng ^= me->rng >> 12;
-	me->rng ^= me->rng << 25;
-	me->rng ^= me->rng >> 27;
-	double u = (double)((me->rng * 0x2545f4914f6cdd1dull) >> 11) * 0x1.0p-53;
-	double t = (double)wl->think_ns * (1.0 - wl->jitter + 2.0 * wl->jitter * u);
-	return t > 0 ? (uint64_t)(t + 0.5) : 0;
+	return wl_jittered_ns(wl->think_ns, wl->jitter, &me->rng);
 }
 
 static void tag(const struct cmdq_wl *wl, struct lab_cpu *c, struct cmdq_wl_cpu *me, uint64_t seq)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/host.h"
+#include "workload/rand.h"
 
 struct range {
 	uint64_t pfn, size;
@@ -43,15 +44,6 @@ struct iova_wl {
 	uint32_t *inflight; /* irq, atomic: each job's outstanding ranges */
 };
 
-static uint64_t next_rand(uint64_t *s)
-{
-	/* xorshift64*: fast, and each CPU's sequence depends only on the seed. */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
-
 static uint64_t pick_size(struct iova_wl *wl, struct iova_ring *r)
 {
 	uint64_t lo = wl->p.min_pages, hi = wl->p.max_pages;
@@ -60,7 +52,7 @@ static uint64_t pick_size(struct iova_wl *wl, struct iova_ring *r)
 		return lo;
 	/* Log-uniform: small sizes as common per octave as large ones. */
 	double a = __builtin_log((double)lo), b = __builtin_log((double)hi + 1);
-	double u = (double)(next_rand(&r->rng) >> 11) / 9007199254740992.0;
+	double u = wl_unit(&r->rng);
 	uint64_t size = (uint64_t)__builtin_exp(a + (b - a) * u);
 	return size < lo ? lo : size > hi ? hi : size;
 }
@@ -322,7 +314,7 @@ static uint64_t io_time(struct iova_wl *wl, struct iova_ring *r)
 {
 	if (!wl->p.io_ns || wl->p.io_jitter <= 0)
 		return wl->p.io_ns;
-	double u = (double)(next_rand(&r->rng) >> 11) / 9007199254740992.0;
+	double u = wl_unit(&r->rng);
 	return (uint64_t)((double)wl->p.io_ns * (1.0 + wl->p.io_jitter * (2.0 * u - 1.0)));
 }
 
