@@ -105,6 +105,7 @@ struct scenario_wl_dma {
 	int pattern;	      /* enum dma_pattern: single | ways | irq */
 	uint64_t batch;	      /* ways: maps, then unmaps, per loop */
 	uint64_t think_ns;    /* ways: work after each map (the harness's memcpy) */
+	double think_jitter;  /* ways: each think time uniform in think_ns x [1 - j, 1 + j] */
 	uint64_t irq_cpus;    /* irq: hardware queues, one IRQ CPU each */
 	uint64_t submit_cpus; /* irq: jobs (0: every CPU) */
 	uint64_t depth;	      /* irq: I/Os in flight per job */

@@ -193,6 +193,10 @@ static const struct lab_param wl_dma_params[] = {
 	P(scenario_wl_dma, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "ways: work after each map (the harness's memcpy into the buffer); irq: the rest of "
 	  "the submission path after its map"),
+	P(scenario_wl_dma, think_jitter, LAB_PARAM_DOUBLE, "0.1", 0, 1, NULL,
+	  "ways: each think time uniform in think_ns x [1 - j, 1 + j], from a stream per CPU "
+	  "seeded by scenario.seed, so lock-step cycles do not read as results; 0: constant "
+	  "(irq's completions are jittered by trans_jitter)"),
 	P(scenario_wl_dma, irq_cpus, LAB_PARAM_UINT, "16", 1, 65536, NULL,
 	  "irq: hardware queues; queue q serves CPUs [q n/irq_cpus, (q+1) n/irq_cpus) and its "
 	  "IRQ, where the unmaps run, lands on the first of them"),

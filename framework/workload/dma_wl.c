@@ -11,6 +11,7 @@
 #include "engine/host.h"
 #include "workload/flush_queue.h"
 #include "workload/identity_map.h"
+#include "workload/rand.h"
 
 /* CMDQ_BATCH_ENTRIES: a batch holds 64 commands; longer invalidations go in several issues,
  * only the last with the CMD_SYNC (arm_smmu_cmdq_batch_add/submit). */
@@ -47,6 +48,7 @@ static const char *const ctr_names[N_CTRS] = { DMA_WL_COUNTER_NAMES };
 
 struct dma_wl_cpu {
 	uint64_t seq;
+	uint64_t rng;	      /* the think time's jitter (seeded) */
 	uint64_t *pfns;	      /* ways: the loop's mappings, batch of them */
 	bool measuring;	      /* the op now running is measured (for the flush queue's calls) */
 	uint64_t ctr[N_CTRS]; /* measured time only */
@@ -130,6 +132,8 @@ struct dma_wl *dma_wl_new(const struct lab_cmdq_ops *cmdq, void *cmdq_state, str
 		return NULL;
 	}
 	memset(wl->cpus, 0, sizeof(*wl->cpus) * ncpus);
+	for (uint32_t i = 0; i < ncpus; i++) /* a stream of its own, never 0 */
+		wl->cpus[i].rng = (p->seed + 1) * 0xd6e8feb86659fd93ull + i + 1;
 	wl->ncpus = ncpus;
 	if (p->pattern == DMA_PATTERN_WAYS) {
 		for (uint32_t i = 0; i < ncpus; i++) {
@@ -351,6 +355,13 @@ static int fq_timer(struct dma_wl *wl, struct lab_cpu *c, bool measuring)
 	return rc;
 }
 
+/* ways: think_ns, or uniform in think_ns x [1 - think_jitter, 1 + think_jitter]. (irq's
+ * completions are jittered already: trans_jitter.) */
+static uint64_t think_time(struct dma_wl *wl, struct lab_cpu *c)
+{
+	return wl_jittered_ns(wl->p.think_ns, wl->p.think_jitter, &wl->cpus[c->id].rng);
+}
+
 /* The ways loop: batch maps (each with its memcpy), then the batch unmaps. */
 static int ways_op(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
@@ -366,7 +377,7 @@ static int ways_op(struct dma_wl *wl, struct lab_cpu *c, struct hist *hists, boo
 		if (!pfn)
 			break; /* counted by the iova workload; unmap what was mapped */
 		pfns[n++] = pfn;
-		lab_delay_ns(c, wl->p.think_ns);
+		lab_delay_ns(c, think_time(wl, c));
 	}
 	for (uint32_t i = 0; i < n && !rc; i++)
 		rc = unmap_one(wl, c, pfns[i], hists, measuring);

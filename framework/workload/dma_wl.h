@@ -61,6 +61,8 @@ struct dma_wl_params {
 	uint32_t batch;		/* ways: maps (then unmaps) per loop */
 	uint64_t think_ns;	/* ways: work after each map (the harness's memcpy); irq: the
 				 * submission's work after its map */
+	double think_jitter;	/* ways: each think time uniform in think_ns x [1 - j, 1 + j] */
+	uint64_t seed;		/* the jitter's streams, one per CPU */
 	uint64_t irq_ns;	/* irq: the completion's work besides the unmap */
 	int mode;		/* enum dma_mode */
 	bool gather;		/* strict: one CMD_SYNC per unmap (else one per page) */

@@ -61,6 +61,8 @@ static void *dma_make(const struct workload_env *e)
 		.pattern = w->pattern,
 		.batch = (uint32_t)w->batch,
 		.think_ns = w->think_ns,
+		.think_jitter = w->think_jitter,
+		.seed = e->cfg->scenario.seed,
 		.irq_ns = w->irq_ns,
 		.mode = w->mode,
 		.gather = w->gather,
@@ -86,6 +88,15 @@ static void *dma_make(const struct workload_env *e)
 		p.fq_timeout_ns =
 			(p.fq_single ? FQ_SINGLE_TIMEOUT_MS : FQ_PERCPU_TIMEOUT_MS) * 1000000ull;
 	return dma_wl_new(e->cmdq, e->cmdq_state, e->iova, e->ncpus, &p);
+}
+
+/* ways' think times' jitter, and irq's device times (trans_jitter, drawn by the iova half). */
+static bool dma_uses_seed(const struct scenario_cfg *cfg)
+{
+	const struct scenario_wl_dma *w = &cfg->wl_dma;
+
+	return (w->think_jitter > 0 && w->think_ns > 0 && w->pattern == DMA_PATTERN_WAYS) ||
+	       (w->pattern == DMA_PATTERN_IRQ && w->trans_jitter > 0 && w->trans_ns > 0);
 }
 
 static void dma_destroy(void *wl)
@@ -207,6 +218,7 @@ static const struct workload_ops workloads[] = {
 		.drain = dma_drain,
 		.counters = dma_counters,
 		.counter_names = { DMA_WL_COUNTER_NAMES },
+		.uses_seed = dma_uses_seed,
 	},
 	{
 		.kind = WORKLOAD_MICRO,

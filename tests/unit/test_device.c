@@ -378,20 +378,19 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 
 /* ---- configs/ways-d06.ini end to end ------------------------------------------------------ */
 
-Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
+/* One sim trial of configs/NAME with the sets given (its first point, first plugins). */
+static void ways_trial(const char *name, const char **sets, size_t n_sets, struct trial_result *res)
 {
-	const char *sets[] = { "cpus=2", "duration_ms=2", "warmup_ms=1" };
 	struct plugin_lookup lookup = { .find = find_built };
 	struct diag_list diags = { 0 };
 	struct scenario_point pt;
-	struct trial_result res;
+	char path[512];
 
-	struct scenario *s =
-		scenario_load(TEST_SOURCE_ROOT "/configs/ways-d06.ini", sets, 3, &lookup, &diags);
+	snprintf(path, sizeof(path), "%s/configs/%s", TEST_SOURCE_ROOT, name);
+	struct scenario *s = scenario_load(path, sets, n_sets, &lookup, &diags);
 	cr_assert_not_null(s, "%s", diags.n ? diags.msgs[0] : "?");
 	cr_assert_eq(s->base.wl_dma.pattern, DMA_PATTERN_WAYS);
 	cr_assert_eq(s->base.scenario.engine, ENGINE_SIM);
-	cr_assert_eq(scenario_n_points(s), 1);
 	cr_assert_eq(scenario_point(s, 0, &pt), 0);
 	struct trial_request req = {
 		.cfg = &pt.cfg,
@@ -400,10 +399,21 @@ Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
 		.iova = s->iova[0].desc,
 		.iova_config = pt.plugin_cfgs[1],
 	};
-	memset(&res, 0, sizeof(res));
-	cr_assert_eq(trial_run(&req, &res, NULL), 0, "%s", res.error);
-	cr_assert_eq(res.status, TRIAL_OK, "%s", res.error);
-	cr_assert_gt(res.ops, 0);
+	memset(res, 0, sizeof(*res));
+	cr_assert_eq(trial_run(&req, res, NULL), 0, "%s", res->error);
+	cr_assert_eq(res->status, TRIAL_OK, "%s: %s", name, res->error);
+	cr_assert_gt(res->ops, 0);
+	scenario_point_free(s, &pt);
+	scenario_free(s);
+	diag_clear(&diags);
+}
+
+Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
+{
+	const char *sets[] = { "cpus=2", "duration_ms=2", "warmup_ms=1" };
+	struct trial_result res;
+
+	ways_trial("ways-d06.ini", sets, 3, &res);
 	cr_assert_str_eq(res.metrics[0].name, "map");
 	cr_assert_str_eq(res.metrics[1].name, "unmap");
 	/* Every op is a whole loop: 50 maps and 50 unmaps each. */
@@ -411,8 +421,49 @@ Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
 	cr_assert_eq(res.metrics[1].lat.count, 50 * res.ops);
 	/* A strict unmap waits for a CMD_SYNC: at least the device's 880 ns round trip. */
 	cr_assert_gt(res.metrics[1].lat.mean, 880, "unmap %.0f ns", res.metrics[1].lat.mean);
-	scenario_point_free(s, &pt);
-	scenario_free(s);
+}
+
+/*
+ * The memcpy's time is drawn per map from a stream seeded by the trial's seed: the same seed
+ * gives the same trial (the sim is deterministic), another seed another one, so repeats
+ * differ; with think_jitter = 0 the seed changes nothing.
+ */
+Test(ways, the_think_time_jitter_follows_the_seed, .timeout = 120)
+{
+	const char *a[] = { "cpus=4", "duration_ms=2", "warmup_ms=1", "seed=1" };
+	const char *b[] = { "cpus=4", "duration_ms=2", "warmup_ms=1", "seed=2" };
+	const char *a0[] = { "cpus=4", "duration_ms=2", "warmup_ms=1", "seed=1",
+			     "workload.dma.think_jitter=0" };
+	const char *b0[] = { "cpus=4", "duration_ms=2", "warmup_ms=1", "seed=2",
+			     "workload.dma.think_jitter=0" };
+	struct trial_result r1, r2, r3, z1, z2;
+
+	ways_trial("ways-d06.ini", a, 4, &r1);
+	ways_trial("ways-d06.ini", a, 4, &r2);
+	ways_trial("ways-d06.ini", b, 4, &r3);
+	ways_trial("ways-d06.ini", a0, 5, &z1);
+	ways_trial("ways-d06.ini", b0, 5, &z2);
+	cr_assert_eq(r1.metrics[0].lat.mean, r2.metrics[0].lat.mean, "same seed, same trial");
+	cr_assert_eq(r1.ops, r2.ops);
+	/* A map is pt_map_ns and the IOVA allocation; the memcpy after it moves its neighbours'
+	 * timing, so the unmaps' mean differs with the draws. */
+	cr_assert_neq(r1.metrics[1].lat.mean, r3.metrics[1].lat.mean, "another seed");
+	cr_assert_eq(z1.metrics[1].lat.mean, z2.metrics[1].lat.mean, "no jitter: no seed");
+	cr_assert_eq(z1.ops, z2.ops);
+	/* The mean think time stays 300 ns: an unmap costs about the same, jittered or not. */
+	cr_assert_float_eq(r3.metrics[1].lat.mean, z1.metrics[1].lat.mean,
+			   0.05 * z1.metrics[1].lat.mean, "%.1f vs %.1f ns", r3.metrics[1].lat.mean,
+			   z1.metrics[1].lat.mean);
+}
+
+/* The 16-to-96-CPU comparison with Garry's figures runs (shortened: 16 CPUs, mainline). */
+Test(ways, the_d06_scale_config_runs, .timeout = 120)
+{
+	const char *sets[] = { "cpus=16", "duration_ms=2", "warmup_ms=2", "plugins.cmdq=cmpxchg" };
+	struct trial_result res;
+
+	ways_trial("ways-d06-scale.ini", sets, 4, &res);
+	cr_assert_eq(res.metrics[1].lat.count, 50 * res.ops);
 }
 
 /* ---- protocol checks ------------------------------------------------------------------------ */
