@@ -194,7 +194,9 @@ static inline void sharers_clear(struct sim_line *l)
 
 static inline uint64_t lat(const struct sim *s, uint32_t a, uint32_t b)
 {
-	return s->lat_ps[(size_t)a * s->ncpus + b];
+	const struct sim_loc *x = &s->loc[a], *y = &s->loc[b];
+
+	return x->copy != y->copy ? s->cross_ps : s->lat_ps[x->core * s->lat_n + y->core];
 }
 
 /* Invalidating every copy costs the round trip to the farthest holder (sent in parallel). */

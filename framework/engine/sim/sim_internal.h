@@ -209,7 +209,19 @@ struct sim {
 	bool adaptive; /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
 	uint32_t words;	  /* of a CPU bitmap in use: (ncpus + 63) / 64 */
-	uint32_t *lat_ps; /* ncpus x ncpus */
+	/*
+	 * Transfer latencies, ps: CPU i is core loc[i].core of copy loc[i].copy of a
+	 * lat_n-core matrix lat_ps (lat_n x lat_n, its diagonal 0); CPUs of different copies
+	 * are cross_ps apart. The matrix stays the topology's size (64 x 64 for the shipped
+	 * ones) whatever the CPU count, so at 1024 CPUs a lookup is not a miss in a 4 MB table.
+	 * Uniform (no topology): every CPU a copy of its own, cross_ps = line_ns.
+	 */
+	uint32_t *lat_ps;
+	uint32_t lat_n;
+	uint32_t cross_ps;
+	struct sim_loc {
+		uint32_t core, copy;
+	} *loc;
 	/* A far atomic's hold of the line for home_ps's trip, [fails][cas] (sim_model_init). */
 	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;

@@ -151,23 +151,21 @@ static void cpu_main(void *arg)
 static int build_latencies(struct sim *s, const struct scenario_machine *m,
 			   const struct sim_topology *topo)
 {
-	uint32_t n = s->ncpus;
+	bool uniform = !topo || !topo->n;
+	uint32_t n = uniform ? 1 : topo->n;
 
+	s->lat_n = n;
+	s->cross_ps = (uint32_t)ns_to_ps(uniform ? m->line_ns : topo->max);
 	s->lat_ps = malloc(sizeof(*s->lat_ps) * n * n);
-	if (!s->lat_ps)
+	s->loc = malloc(sizeof(*s->loc) * s->ncpus);
+	if (!s->lat_ps || !s->loc)
 		return -ENOMEM;
-	for (uint32_t a = 0; a < n; a++) {
-		for (uint32_t b = 0; b < n; b++) {
-			double ns = m->line_ns;
-			if (a == b)
-				ns = 0;
-			else if (topo && topo->n && a / topo->n == b / topo->n)
-				ns = topo->lat[(a % topo->n) * topo->n + b % topo->n];
-			else if (topo && topo->n)
-				ns = topo->max;
-			s->lat_ps[(size_t)a * n + b] = (uint32_t)ns_to_ps(ns);
-		}
-	}
+	for (uint32_t a = 0; a < n; a++)
+		for (uint32_t b = 0; b < n; b++)
+			s->lat_ps[a * n + b] =
+				a == b ? 0 : (uint32_t)ns_to_ps(topo->lat[a * topo->n + b]);
+	for (uint32_t i = 0; i < s->ncpus; i++)
+		s->loc[i] = uniform ? (struct sim_loc){ 0, i } : (struct sim_loc){ i % n, i / n };
 	return 0;
 }
 
@@ -184,6 +182,7 @@ static void sim_free(struct sim *s)
 	free(s->shadow);
 	free(s->lines);
 	free(s->lat_ps);
+	free(s->loc);
 	free(s);
 }
 
