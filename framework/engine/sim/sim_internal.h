@@ -140,32 +140,46 @@ struct sim_outside {
 };
 
 struct sim_cpu {
+	/*
+	 * What every access and switch touches comes first, in the first 144 bytes of a
+	 * line-aligned entry: at 1024 CPUs the per-CPU state does not fit a core's L2, and the
+	 * rest below is read once per op, on a park or a wake-up, or under memory = arm or
+	 * perturbation.
+	 */
 	uint64_t clock;	   /* ps */
 	uint64_t deadline; /* ps: watchdog, last progress + watchdog */
 	struct sim *sim;
 	struct lab_cpu *c;
 	uint32_t id;
 	uint32_t state;
-	uint32_t next_waiter; /* next CPU + 1 sleeping on the same line */
-	uint32_t watch_size;  /* 4 or 8; 0: wake on any write to the line only */
-	bool read_agent;      /* read a device register since its last park or op */
-	uint64_t agent_seen;  /* ...the device's progress at the first such read */
+	uint32_t sb_own; /* memory = arm: its entries in sim.sb */
 	/*
 	 * The lines this CPU loaded last, newest at recent[(n_recent - 1) % RECENT]: at a
 	 * park, those loaded after the watched word are what its condition read besides it.
 	 */
-	uintptr_t recent[RECENT];
 	uint32_t n_recent;
-	uint32_t n_extra;
-	uintptr_t extra[RECENT]; /* parked: the other lines whose write wakes it (tags) */
-	bool agent_waiter;	 /* parked with read_agent: the device's progress wakes it too */
-	const void *watch;	 /* the word it sleeps on */
-	uint64_t watch_val;	 /* the value it last saw there */
-	bool far_seen;	  /* its last rmw was a CAS that failed on a miss: it returns far_val */
 	uint64_t far_val; /* the value the line held when that CAS was served */
+	/* The line it accessed last (its tag, and the table's generation then). */
+	struct sim_line *last_line;
+	uintptr_t last_tag;
+	uint64_t last_gen;
+	struct sim_ctx ctx;
+	bool far_seen; /* its last rmw was a CAS that failed on a miss: it returns far_val */
+	uintptr_t recent[RECENT];
+
+	struct engine_cpu_result *res;
+
+	uint32_t next_waiter; /* next CPU + 1 sleeping on the same line */
+	uint32_t watch_size;  /* 4 or 8; 0: wake on any write to the line only */
+	bool read_agent;      /* read a device register since its last park or op */
+	uint64_t agent_seen;  /* ...the device's progress at the first such read */
+	uint32_t n_extra;
+	uintptr_t extra[RECENT];    /* parked: the other lines whose write wakes it (tags) */
+	bool agent_waiter;	    /* parked with read_agent: the device's progress wakes it too */
+	const void *watch;	    /* the word it sleeps on */
+	uint64_t watch_val;	    /* the value it last saw there */
 	uint64_t t_measure, t_stop; /* ps */
 	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
-	uint32_t sb_own;	    /* ...its entries in sim.sb */
 	uint64_t pt_rng;	    /* perturb_ns: the seeded stall sequence (splitmix64) */
 	/* memory = arm, loads: */
 	uint64_t ld_rng;    /* ...the seeded sequence of how early a relaxed load is satisfied */
@@ -180,13 +194,7 @@ struct sim_cpu {
 		uint64_t at;
 		uint64_t used; /* coh_tick at its last note: the least recent goes first */
 	} coh[COH_SLOTS];
-	/* The line it accessed last (its tag, and the table's generation then). */
-	struct sim_line *last_line;
-	uintptr_t last_tag;
-	uint64_t last_gen;
-	struct engine_cpu_result *res;
-	struct sim_ctx ctx;
-};
+} LAB_CACHE_ALIGNED;
 
 struct sim {
 	const struct engine_job *job;
@@ -208,7 +216,7 @@ struct sim {
 	size_t hist_n, hist_mask;
 	bool adaptive; /* ...only when another CPU did the line's last atomic */
 	uint32_t ncpus;
-	uint32_t words;	  /* of a CPU bitmap in use: (ncpus + 63) / 64 */
+	uint32_t words; /* of a CPU bitmap in use: (ncpus + 63) / 64 */
 	/*
 	 * Transfer latencies, ps: CPU i is core loc[i].core of copy loc[i].copy of a
 	 * lat_n-core matrix lat_ps (lat_n x lat_n, its diagonal 0); CPUs of different copies
@@ -221,7 +229,7 @@ struct sim {
 	uint32_t cross_ps;
 	struct sim_loc {
 		uint32_t core, copy;
-	} *loc;
+	} * loc;
 	/* A far atomic's hold of the line for home_ps's trip, [fails][cas] (sim_model_init). */
 	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;

@@ -234,7 +234,9 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->t_late = s->t_measure + job->duration_ns * PS_PER_NS / 2;
 	s->watchdog = job->watchdog_ns ? job->watchdog_ns * PS_PER_NS : NEVER / 2;
 	s->n_live = ncpus;
-	s->cpus = calloc(ncpus, sizeof(*s->cpus));
+	s->cpus = aligned_alloc(LAB_CACHE_LINE, sizeof(*s->cpus) * ncpus); /* line-aligned */
+	if (s->cpus)
+		memset(s->cpus, 0, sizeof(*s->cpus) * ncpus);
 	s->heap = malloc(SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
 	if (s->heap)
 		memset(s->heap, 0xff, SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
