@@ -34,6 +34,7 @@ struct host_env {
 	uint64_t live_bytes;  /* atomic */
 	uint32_t aborted;     /* atomic */
 	struct arena *arena;  /* lab_alloc's memory under the sim (host_env_use_arena) */
+	void (*zeroing)(const void *p, size_t len); /* ...told before it zeroes a payload */
 	/* Natively, every live allocation, so that host_env_free() can give back what a trial
 	 * abandoned mid-run (whose fini must not run) still held. */
 	uint32_t live_lock; /* atomic */
@@ -174,6 +175,8 @@ static void *host_alloc(const struct lab_host *h, size_t size)
 			 : aligned_alloc(LAB_CACHE_LINE, lines * LAB_CACHE_LINE);
 	if (!hdr)
 		return NULL;
+	if (env->arena && env->zeroing)
+		env->zeroing((unsigned char *)hdr + LAB_CACHE_LINE, payload * LAB_CACHE_LINE);
 	memset(hdr, 0, lines * LAB_CACHE_LINE);
 	hdr->size = size;
 	hdr->lines = (uint32_t)lines;
@@ -203,10 +206,11 @@ static void host_free(const struct lab_host *h, void *ptr)
 	}
 }
 
-int host_env_use_arena(struct host_env *env)
+int host_env_use_arena(struct host_env *env, void (*zeroing)(const void *p, size_t len))
 {
 	if (!env->arena && !(env->arena = calloc(1, sizeof(*env->arena))))
 		return -ENOMEM;
+	env->zeroing = zeroing;
 	return 0;
 }
 

@@ -43,9 +43,12 @@ void host_env_set_idle(struct host_env *env, void (*idle)(struct lab_cpu *c, voi
  * From now on, lab_alloc() carves memory from a single-threaded arena whose reuse depends
  * only on the sequence of allocations and frees, not on malloc's state (the sim, which
  * prices memory per line by address, must not see the host's heap). Earlier allocations are
- * still freed correctly. 0 or -ENOMEM. Not for threads allocating concurrently.
+ * still freed correctly. zeroing, when set, is told of every arena allocation's payload just
+ * before lab_alloc() zeroes it with plain stores (the sim then forgets what lab.h left in a
+ * freed line the arena hands out again). 0 or -ENOMEM. Not for threads allocating
+ * concurrently.
  */
-int host_env_use_arena(struct host_env *env);
+int host_env_use_arena(struct host_env *env, void (*zeroing)(const void *p, size_t len));
 
 /* Make every N-th lab_alloc() fail (0: never). */
 void host_env_set_alloc_fault(struct host_env *env, uint64_t every_n);

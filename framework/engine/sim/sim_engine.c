@@ -150,8 +150,12 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 	char err[TRIAL_ERR_LEN];
 	int rc;
 
-	/* The line each allocation gets must not depend on the host's heap (host.c). */
-	if (host_env_use_arena(job->env)) {
+	/*
+	 * The line each allocation gets must not depend on the host's heap (host.c); a line
+	 * allocated again mid-run was zeroed by plain stores, which the sim must not take for a
+	 * plugin's (lab_h_only), nor a load satisfied early see through (memory = arm).
+	 */
+	if (host_env_use_arena(job->env, sim_note_host_write)) {
 		memset(res, 0, sizeof(*res));
 		snprintf(res->why, sizeof(res->why), "out of memory for the sim's arena");
 		return -ENOMEM;
