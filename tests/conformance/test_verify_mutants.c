@@ -234,13 +234,13 @@ Test(verify_mutants, iova_flush_unlocked_fails_small_domain_2cpu, .timeout = 300
  * (static, so run whatever --engine: here the native part only, a few seconds) fails it and
  * names the function, the instruction (want, on x86-64) and where it is.
  */
-/* `iommulab verify` on verify_mutants' mutant with --engine engine: its output; cmd, the call. */
-static FILE *verify_mutant(const char *mutant, const char *engine, char *cmd, size_t len)
+/* `iommulab verify` on verify_mutants' mutant with options: its output; cmd, the call. */
+static FILE *verify_mutant(const char *mutant, const char *options, char *cmd, size_t len)
 {
 	snprintf(cmd, len,
-		 "'%s/iommulab' verify '%s/tests/fixtures/verify_mutants/cmdq-%s.so' --engine %s "
+		 "'%s/iommulab' verify '%s/tests/fixtures/verify_mutants/cmdq-%s.so' %s "
 		 "2>/dev/null",
-		 TEST_BUILD_ROOT, TEST_BUILD_ROOT, mutant, engine);
+		 TEST_BUILD_ROOT, TEST_BUILD_ROOT, mutant, options);
 	FILE *f = popen(cmd, "r");
 	cr_assert_not_null(f, "cannot run %s", cmd);
 	return f;
@@ -250,7 +250,7 @@ static void verify_fails_lab_h_only(const char *mutant, const char *want)
 {
 	char line[4096], cmd[1024], where[256];
 	bool failed = false, listed = false, named = false;
-	FILE *f = verify_mutant(mutant, "native", cmd, sizeof(cmd));
+	FILE *f = verify_mutant(mutant, "--engine native", cmd, sizeof(cmd));
 
 	snprintf(where, sizeof(where), "counterexample: cmdq-%s.sim.so: function ", mutant);
 	while (fgets(line, sizeof(line), f)) {
@@ -309,7 +309,7 @@ static void verify_sim_fails_lab_h_only(const char *mutant, const char *want, co
 	char line[8192], cmd[1024], place[256];
 	size_t shown = 0, elsewhere = 0, named = 0;
 	bool failed = false, static_pass = false;
-	FILE *f = verify_mutant(mutant, "sim", cmd, sizeof(cmd));
+	FILE *f = verify_mutant(mutant, "--engine sim", cmd, sizeof(cmd));
 
 	snprintf(place, sizeof(place), "(cmdq-%s.sim.so+0x", mutant);
 	while (fgets(line, sizeof(line), f)) {
@@ -366,13 +366,8 @@ Test(verify_mutants, a_line_freed_and_allocated_again_is_no_plain_store, .timeou
 	char line[8192], cmd[1024];
 	bool passed = false;
 	size_t checks = 0;
+	FILE *f = verify_mutant("ok_scratch", "--engine sim --seed 1", cmd, sizeof(cmd));
 
-	snprintf(cmd, sizeof(cmd),
-		 "'%s/iommulab' verify '%s/tests/fixtures/verify_mutants/cmdq-ok_scratch.so' "
-		 "--engine sim --seed 1 2>/dev/null",
-		 TEST_BUILD_ROOT, TEST_BUILD_ROOT);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f, "cannot run %s", cmd);
 	while (fgets(line, sizeof(line), f)) {
 		char name[64], verdict[16];
 		size_t runs;
