@@ -175,7 +175,7 @@ static void *host_alloc(const struct lab_host *h, size_t size)
 			 : aligned_alloc(LAB_CACHE_LINE, lines * LAB_CACHE_LINE);
 	if (!hdr)
 		return NULL;
-	if (env->arena && env->zeroing)
+	if (env->zeroing) /* set with the arena: every allocation from here is the arena's */
 		env->zeroing((unsigned char *)hdr + LAB_CACHE_LINE, payload * LAB_CACHE_LINE);
 	memset(hdr, 0, lines * LAB_CACHE_LINE);
 	hdr->size = size;

@@ -379,7 +379,10 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 /* ---- configs/ways-d06.ini end to end ------------------------------------------------------ */
 
 /* One sim trial of configs/NAME with the sets given (its first point, first plugins). */
-static void ways_trial(const char *name, const char **sets, size_t n_sets, struct trial_result *res)
+#define ways_trial(name, sets, res) ways_trial_n(name, sets, sizeof(sets) / sizeof(sets[0]), res)
+
+static void ways_trial_n(const char *name, const char **sets, size_t n_sets,
+			 struct trial_result *res)
 {
 	struct plugin_lookup lookup = { .find = find_built };
 	struct diag_list diags = { 0 };
@@ -413,7 +416,7 @@ Test(ways, the_d06_config_runs_end_to_end, .timeout = 120)
 	const char *sets[] = { "cpus=2", "duration_ms=2", "warmup_ms=1" };
 	struct trial_result res;
 
-	ways_trial("ways-d06.ini", sets, 3, &res);
+	ways_trial("ways-d06.ini", sets, &res);
 	cr_assert_str_eq(res.metrics[0].name, "map");
 	cr_assert_str_eq(res.metrics[1].name, "unmap");
 	/* Every op is a whole loop: 50 maps and 50 unmaps each. */
@@ -438,11 +441,11 @@ Test(ways, the_think_time_jitter_follows_the_seed, .timeout = 120)
 			     "workload.dma.think_jitter=0" };
 	struct trial_result r1, r2, r3, z1, z2;
 
-	ways_trial("ways-d06.ini", a, 4, &r1);
-	ways_trial("ways-d06.ini", a, 4, &r2);
-	ways_trial("ways-d06.ini", b, 4, &r3);
-	ways_trial("ways-d06.ini", a0, 5, &z1);
-	ways_trial("ways-d06.ini", b0, 5, &z2);
+	ways_trial("ways-d06.ini", a, &r1);
+	ways_trial("ways-d06.ini", a, &r2);
+	ways_trial("ways-d06.ini", b, &r3);
+	ways_trial("ways-d06.ini", a0, &z1);
+	ways_trial("ways-d06.ini", b0, &z2);
 	cr_assert_eq(r1.metrics[0].lat.mean, r2.metrics[0].lat.mean, "same seed, same trial");
 	cr_assert_eq(r1.ops, r2.ops);
 	/* A map is pt_map_ns and the IOVA allocation; the memcpy after it moves its neighbours'
@@ -462,7 +465,7 @@ Test(ways, the_d06_scale_config_runs, .timeout = 120)
 	const char *sets[] = { "cpus=16", "duration_ms=2", "warmup_ms=2", "plugins.cmdq=cmpxchg" };
 	struct trial_result res;
 
-	ways_trial("ways-d06-scale.ini", sets, 4, &res);
+	ways_trial("ways-d06-scale.ini", sets, &res);
 	cr_assert_eq(res.metrics[1].lat.count, 50 * res.ops);
 }
 

@@ -208,9 +208,11 @@ static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, 
 		uint64_t bits = l->sharers[w];
 		while (bits) {
 			uint32_t other = w * 64 + (uint32_t)__builtin_ctzll(bits);
+			uint64_t d = lat(s, id, other); /* 0 to itself */
+
 			bits &= bits - 1;
-			if (other != id && lat(s, id, other) > worst)
-				worst = lat(s, id, other);
+			if (d > worst)
+				worst = d;
 		}
 	}
 	return worst;
