@@ -192,6 +192,42 @@ static int op_log(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 	return 0;
 }
 
+/* op_log with the delay as sim_local_work: the host-side log waits for the CPU's turn. */
+static int op_local_log(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	sim_local_work(c, 7 + 13 * c->id);
+	sim_take_turn();
+	if (sh->log_n < LAB_ARRAY_SIZE(sh->log_t))
+		sh->log_t[sh->log_n++] = lab_now(c);
+	return 0;
+}
+
+/* Two spells of local work around a shared add, as delays or as sim_local_work. */
+static int op_delay_add(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_delay_ns(c, 50 + 7 * c->id);
+	lab_fetch_add32(&sh->counter, 1, LAB_RELAXED);
+	lab_delay_ns(c, 30);
+	return 0;
+}
+
+static int op_local_add(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	sim_local_work(c, 50 + 7 * c->id);
+	lab_fetch_add32(&sh->counter, 1, LAB_RELAXED);
+	sim_local_work(c, 30);
+	return 0;
+}
+
 /* CPU 0 and 1 hand a token back and forth: one line transfer per hand-off. */
 static int op_ping(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 {
@@ -400,6 +436,35 @@ Test(sim, runs_cpus_in_virtual_time_order)
 	for (uint32_t i = 1; i < sh->log_n; i++)
 		cr_assert_geq(sh->log_t[i], sh->log_t[i - 1], "event %u at %lu before %lu", i,
 			      (unsigned long)sh->log_t[i], (unsigned long)sh->log_t[i - 1]);
+}
+
+/* A CPU that carries on after local work still shows nothing to the others before its time. */
+Test(sim, local_work_takes_its_turn_before_what_others_see)
+{
+	struct run_out o;
+
+	run(op_local_log, 5, 200, 0, &mach, &o);
+	cr_assert_eq(sh->log_n, 1000);
+	for (uint32_t i = 1; i < sh->log_n; i++)
+		cr_assert_geq(sh->log_t[i], sh->log_t[i - 1], "event %u at %lu before %lu", i,
+			      (unsigned long)sh->log_t[i], (unsigned long)sh->log_t[i - 1]);
+}
+
+/* The same virtual times and the same work as delays, with fewer coroutine switches. */
+Test(sim, local_work_keeps_the_times_and_spares_switches)
+{
+	struct run_out d, l;
+
+	run(op_delay_add, 8, 500, 0, &mach, &d);
+	cr_assert_eq(sh->counter, 4000);
+	run(op_local_add, 8, 500, 0, &mach, &l);
+	cr_assert_eq(sh->counter, 4000);
+	cr_assert_eq(l.st.end_ns, d.st.end_ns, "ended at %lu ns, not %lu",
+		     (unsigned long)l.st.end_ns, (unsigned long)d.st.end_ns);
+	cr_assert_eq(l.st.lab_ops, d.st.lab_ops);
+	cr_assert_eq(l.st.misses, d.st.misses);
+	cr_assert_lt(l.st.switches, d.st.switches, "%lu switches, as many as delays' %lu",
+		     (unsigned long)l.st.switches, (unsigned long)d.st.switches);
 }
 
 Test(sim, private_lines_cost_hits)

@@ -1189,6 +1189,7 @@ void sim_schedule(struct sim *s, struct sim_cpu *me, bool me_runnable)
 /* The common fast path: still the earliest and the device not due? Carry on. */
 static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
 {
+	me->owes_turn = false; /* it holds the turn when this returns */
 	if (__builtin_expect(me->clock > me->deadline, 0))
 		hang(s, "cpu%u made no progress", me->id);
 	if (__builtin_expect(s->agent_stale, 0))
@@ -1204,6 +1205,9 @@ static inline void maybe_yield(struct sim *s, struct sim_cpu *me)
 static void park(struct sim *s, struct sim_cpu *me, const void *p, uint32_t size, uint64_t seen)
 {
 	struct sim_line *l;
+
+	if (__builtin_expect(me->owes_turn, 0))
+		maybe_yield(s, me);
 
 	/*
 	 * What its condition saw is already stale: the device has written the watched word, or
@@ -1335,6 +1339,32 @@ void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
 	maybe_yield(s, me);
 }
 
+void sim_local_work(struct lab_cpu *c, uint64_t ns)
+{
+	struct sim *s = cur_sim;
+	struct sim_cpu *me;
+
+	(void)c;
+	if (unsimulated())
+		return;
+	me = running(s);
+	me->clock += ns * PS_PER_NS;
+	loads_after(s, me, 0); /* local work fills the out-of-order window */
+	count_op(s);
+	/* Host code ran, as after any host-side delay (sim_run.c's sim_clock_delay). */
+	s->agent_stale = true;
+	s->agent_moved = true;
+	me->owes_turn = true;
+}
+
+void sim_take_turn(void)
+{
+	struct sim *s = cur_sim;
+
+	if (!unsimulated() && running(s)->owes_turn)
+		maybe_yield(s, running(s));
+}
+
 void lab_sim_fence(int o)
 {
 	struct sim *s = cur_sim;
@@ -1343,6 +1373,8 @@ void lab_sim_fence(int o)
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 		return;
 	}
+	if (__builtin_expect(running(s)->owes_turn, 0)) /* a release reorders the store buffer */
+		maybe_yield(s, running(s));
 	/* Local: priced now, ordered by the next shared access's own turn. */
 	running(s)->clock += s->op_ps;
 	if (s->weak && running(s)->sb_own && orders_release(o))

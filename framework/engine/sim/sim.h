@@ -133,6 +133,18 @@ void sim_drain_agent_writes(void);
  */
 void sim_note_host_write(const void *p, size_t len);
 
+/*
+ * For host code on a virtual CPU: ns of local work, touching nothing another CPU or the
+ * device can see, after which the CPU carries on without giving way; it takes its turn at
+ * its next lab.h access, device register, spin-wait or fence, or at sim_take_turn(). The
+ * same virtual time as lab_delay_ns(), one coroutine switch fewer when what follows is
+ * local too (the null plugin's whole op). Outside a simulation: nothing.
+ */
+void sim_local_work(struct lab_cpu *c, uint64_t ns);
+
+/* Before host code on a virtual CPU looks at what others share: the turn sim_local_work left. */
+void sim_take_turn(void);
+
 /* What the engine measured about itself. */
 struct sim_stats {
 	uint64_t lab_ops; /* lab.h operations simulated (loads, stores, rmws, fences, delays, waits)

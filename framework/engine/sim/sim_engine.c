@@ -59,6 +59,7 @@ static _Thread_local struct dev_agent *cur_agent;
  */
 static uint32_t sim_read_cons(struct lab_cpu *c, struct lab_smmu *s)
 {
+	sim_take_turn();
 	if (cur_agent->posted)
 		sim_drain_agent_writes();
 	uint32_t v = cur_agent->read_cons(c, s);
@@ -80,8 +81,16 @@ static void posted_prod(void *arg, uint64_t v, uint64_t now_ns)
  */
 static void sim_write_prod_posted(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod)
 {
+	sim_take_turn();
 	lab_delay_ns(c, smmu_prod_write_ns(cur_agent->dev));
 	sim_post_agent_write(posted_prod, s, prod);
+}
+
+/* writel(PROD) under memory = sc: the device's own, in the writer's turn. */
+static void sim_write_prod(struct lab_cpu *c, struct lab_smmu *s, uint32_t prod)
+{
+	sim_take_turn();
+	cur_agent->write_prod(c, s, prod);
 }
 
 static uint64_t dev_next_due(void *arg)
@@ -188,8 +197,7 @@ static int sim_engine_run(const struct engine_job *job, struct engine_result *re
 			aq->q->read_cons = sim_read_cons;
 			da.write_prod = aq->q->write_prod;
 			da.posted = m->memory == MACHINE_MEMORY_ARM;
-			if (da.posted)
-				aq->q->write_prod = sim_write_prod_posted;
+			aq->q->write_prod = da.posted ? sim_write_prod_posted : sim_write_prod;
 		}
 		smmu_set_store_hook(job->dev, dev_stored, NULL);
 		cur_agent = &da;

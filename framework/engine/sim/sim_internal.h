@@ -165,6 +165,9 @@ struct sim_cpu {
 	uint64_t last_gen;
 	struct sim_ctx ctx;
 	bool far_seen; /* its last rmw was a CAS that failed on a miss: it returns far_val */
+	/* Ran local work past its turn (sim_local_work): it takes the turn before anything
+	 * another CPU or the device can see. */
+	bool owes_turn;
 	uintptr_t recent[RECENT];
 
 	struct engine_cpu_result *res;

@@ -61,6 +61,7 @@ static void cpu_measure_started(void *ctx)
 	struct sim_cpu *me = ctx;
 	struct sim *s = me->sim;
 
+	sim_take_turn(); /* the engine's own figures start with every CPU's work before now */
 	me->t_measure = me->clock;
 	if (!s->measure_started) {
 		s->measure_started = true;
