@@ -166,6 +166,9 @@ struct scenario_machine {
 	double store_delay_ns; /* arm: a relaxed store becomes visible within this; a load is
 				  satisfied at most this early */
 	double perturb_ns;     /* seeded stalls of up to this at shared accesses; 0: none */
+	double smt_ns;	       /* topology pairs at most this far apart are one core's SMT
+				  threads; 0: none */
+	double smt_share;      /* a thread's speed at local work while its sibling runs too */
 };
 
 /* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */

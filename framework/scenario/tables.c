@@ -309,6 +309,14 @@ static const struct lab_param machine_params[] = {
 	  "seeded, uniformly drawn 0 to this many ns after it completes (hardware drains in "
 	  "tens of ns but the architecture sets no bound: large, so late visibility is explored); "
 	  "and a relaxed load is satisfied at most this many ns early"),
+	P(scenario_machine, smt_ns, LAB_PARAM_DOUBLE, "0", 0, 1000, NULL,
+	  "two CPUs of the topology whose transfer costs at most this are the SMT threads of one "
+	  "core (the mctop tables' 10-13 ns pairs; the next-nearest cores are 40 ns and more "
+	  "away); 0: every CPU a core of its own"),
+	P(scenario_machine, smt_share, LAB_PARAM_DOUBLE, "1", 0.01, 1, NULL,
+	  "an SMT thread's speed at local work (lab_delay_ns, a think, a critical section) while "
+	  "its sibling is in the run, working or spinning: both share the core's issue slots; "
+	  "1: no slowdown"),
 	P(scenario_machine, perturb_ns, LAB_PARAM_DOUBLE, "0", 0, 1e7, NULL,
 	  "schedule perturbation (PCT-like; verify sets it): at each lab.h shared access a "
 	  "virtual CPU stalls, with probability 1/" PERTURB_EVERY_STR ", for a delay drawn "

@@ -228,6 +228,17 @@ static int op_local_add(void *arg, struct lab_cpu *c, struct hist *h, bool measu
 	return 0;
 }
 
+/* A microsecond of local work and nothing shared. */
+static int op_work(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_delay_ns(c, 1000);
+	sh->log_t[c->id] = lab_now(c); /* when its latest op ended */
+	return 0;
+}
+
 /* CPU 0 and 1 hand a token back and forth: one line transfer per hand-off. */
 static int op_ping(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 {
@@ -341,8 +352,19 @@ struct run_out {
 	int rc;
 };
 
+static void run_topo(engine_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t duration_ns,
+		     const struct scenario_machine *m, const struct sim_topology *topo,
+		     struct run_out *out);
+
 static void run(engine_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t duration_ns,
 		const struct scenario_machine *m, struct run_out *out)
+{
+	run_topo(op, ncpus, ops_per_cpu, duration_ns, m, NULL, out);
+}
+
+static void run_topo(engine_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t duration_ns,
+		     const struct scenario_machine *m, const struct sim_topology *topo,
+		     struct run_out *out)
 {
 	struct host_env *env = host_env_new(ncpus, 1, false);
 	struct hist all;
@@ -361,7 +383,7 @@ static void run(engine_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint64_t 
 		.counters = test_counters,
 		.n_counters = 1,
 	};
-	out->rc = sim_run(&job, m, NULL, NULL, &out->res, &out->st);
+	out->rc = sim_run(&job, m, topo, NULL, &out->res, &out->st);
 	cr_assert_eq(out->rc, 0);
 	hist_reset(&all);
 	for (uint32_t i = 0; i < ncpus; i++) {
@@ -465,6 +487,31 @@ Test(sim, local_work_keeps_the_times_and_spares_switches)
 	cr_assert_eq(l.st.misses, d.st.misses);
 	cr_assert_lt(l.st.switches, d.st.switches, "%lu switches, as many as delays' %lu",
 		     (unsigned long)l.st.switches, (unsigned long)d.st.switches);
+}
+
+/*
+ * Four CPUs, two cores of two SMT threads: 0 and 2 are one core's, 1 and 3 the other's (10 ns
+ * apart, as in the mctop tables; 50 ns between the cores).
+ */
+static double smt_lat[16] = { 0, 50, 10, 50, 50, 0, 50, 10, 10, 50, 0, 50, 50, 10, 50, 0 };
+static const struct sim_topology smt_topo = { .n = 4, .lat = smt_lat, .max = 50, .median = 50 };
+
+/* Beside a sibling in the run, local work takes 1 / smt_share as long; alone on its core, not. */
+Test(sim, smt_threads_share_their_core_at_local_work)
+{
+	struct run_out o;
+
+	mach.smt_ns = 20;
+	mach.smt_share = 0.5;
+	run_topo(op_work, 2, 10, 0, &mach, &smt_topo, &o); /* CPUs 0 and 1: two cores */
+	cr_assert_eq(o.st.end_ns, 10 * 1000, "ended at %lu", (unsigned long)o.st.end_ns);
+	run_topo(op_work, 3, 10, 0, &mach, &smt_topo, &o); /* 0 and 2 share a core, 1 alone */
+	cr_assert_eq(sh->log_t[0], 10 * 2000, "cpu0 ended at %lu", (unsigned long)sh->log_t[0]);
+	cr_assert_eq(sh->log_t[1], 10 * 1000, "cpu1 ended at %lu", (unsigned long)sh->log_t[1]);
+	cr_assert_eq(sh->log_t[2], 10 * 2000, "cpu2 ended at %lu", (unsigned long)sh->log_t[2]);
+	mach.smt_ns = 0; /* no SMT pairs: every CPU a core of its own */
+	run_topo(op_work, 4, 10, 0, &mach, &smt_topo, &o);
+	cr_assert_eq(o.st.end_ns, 10 * 1000, "ended at %lu", (unsigned long)o.st.end_ns);
 }
 
 Test(sim, private_lines_cost_hits)

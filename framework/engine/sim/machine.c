@@ -33,6 +33,8 @@ void sim_machine_defaults(struct scenario_machine *m)
 	m->fail_burst = true;
 	m->memory = MACHINE_MEMORY_SC;
 	m->store_delay_ns = 5000;
+	m->smt_ns = 0;
+	m->smt_share = 1;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -1324,6 +1324,17 @@ uint64_t lab_sim_now(const struct lab_cpu *c)
 	return running(cur_sim)->clock / PS_PER_NS;
 }
 
+/*
+ * ns of local work on me: the instructions take longer beside a busy SMT sibling, which
+ * shares the core's issue slots ([machine] smt_ns, smt_share).
+ */
+static inline uint64_t local_ps(const struct sim *s, const struct sim_cpu *me, uint64_t ns)
+{
+	uint64_t ps = ns * PS_PER_NS;
+
+	return __builtin_expect(me->smt_shared, 0) ? (uint64_t)((double)ps * s->smt_slow) : ps;
+}
+
 void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
 {
 	struct sim *s = cur_sim;
@@ -1333,7 +1344,7 @@ void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
 	if (unsimulated())
 		return;
 	me = running(s);
-	me->clock += ns * PS_PER_NS;
+	me->clock += local_ps(s, me, ns);
 	loads_after(s, me, 0); /* local work fills the out-of-order window */
 	count_op(s);
 	maybe_yield(s, me);
@@ -1348,7 +1359,7 @@ void sim_local_work(struct lab_cpu *c, uint64_t ns)
 	if (unsimulated())
 		return;
 	me = running(s);
-	me->clock += ns * PS_PER_NS;
+	me->clock += local_ps(s, me, ns);
 	loads_after(s, me, 0); /* local work fills the out-of-order window */
 	count_op(s);
 	/* Host code ran, as after any host-side delay (sim_run.c's sim_clock_delay). */

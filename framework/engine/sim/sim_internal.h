@@ -168,6 +168,8 @@ struct sim_cpu {
 	/* Ran local work past its turn (sim_local_work): it takes the turn before anything
 	 * another CPU or the device can see. */
 	bool owes_turn;
+	/* Its SMT sibling is in the run: its local work takes 1 / smt_share as long. */
+	bool smt_shared;
 	uintptr_t recent[RECENT];
 
 	struct engine_cpu_result *res;
@@ -212,6 +214,7 @@ struct sim {
 	bool weak;	  /* memory = arm: relaxed stores go through store buffers */
 	uint64_t sb_delay_ps;
 	uint64_t perturb_ps;	 /* [machine] perturb_ns; 0: no stalls, the hot path's one branch */
+	double smt_slow;	 /* 1 / [machine] smt_share: local work beside a busy sibling */
 	struct sim_sb_entry *sb; /* every store buffer's entries, sorted by (at, seq) */
 	uint32_t sb_n, sb_cap;
 	uint64_t sb_seq;

@@ -170,6 +170,26 @@ static int build_latencies(struct sim *s, const struct scenario_machine *m,
 	return 0;
 }
 
+/*
+ * [machine] smt_ns: a CPU shares its core with another CPU of the run when their transfer
+ * costs at most smt_ns (the same copy of the matrix). The sibling is taken to be busy the
+ * whole run, working or spinning: on hardware a spin-wait issues instructions too.
+ */
+static void mark_smt(struct sim *s, const struct scenario_machine *m)
+{
+	uint32_t smt_ps = (uint32_t)ns_to_ps(m->smt_ns);
+
+	s->smt_slow = 1.0 / m->smt_share;
+	if (!m->smt_ns || s->lat_n < 2 || m->smt_share >= 1)
+		return;
+	for (uint32_t i = 0; i < s->ncpus; i++)
+		for (uint32_t j = 0; j < s->ncpus && !s->cpus[i].smt_shared; j++) {
+			const struct sim_loc *a = &s->loc[i], *b = &s->loc[j];
+			s->cpus[i].smt_shared = j != i && a->copy == b->copy &&
+						s->lat_ps[a->core * s->lat_n + b->core] <= smt_ps;
+		}
+}
+
 static void sim_free(struct sim *s)
 {
 	if (!s)
@@ -251,6 +271,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS) ||
 	    (job->watch_lab_h && sim_shadow_init(s)))
 		goto out;
+	mark_smt(s, m);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
 		x->sim = s;
