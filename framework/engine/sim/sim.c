@@ -1335,36 +1335,39 @@ static inline uint64_t local_ps(const struct sim *s, const struct sim_cpu *me, u
 	return __builtin_expect(me->smt_shared, 0) ? (uint64_t)((double)ps * s->smt_slow) : ps;
 }
 
-void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
+/* ns of local work by the running CPU, priced; NULL outside a simulation. */
+static struct sim_cpu *local_work(struct sim *s, uint64_t ns)
 {
-	struct sim *s = cur_sim;
 	struct sim_cpu *me;
 
-	(void)c;
 	if (unsimulated())
-		return;
+		return NULL;
 	me = running(s);
 	me->clock += local_ps(s, me, ns);
 	loads_after(s, me, 0); /* local work fills the out-of-order window */
 	count_op(s);
-	maybe_yield(s, me);
+	return me;
+}
+
+void lab_sim_delay(struct lab_cpu *c, uint64_t ns)
+{
+	struct sim_cpu *me = local_work(cur_sim, ns);
+
+	(void)c;
+	if (me)
+		maybe_yield(cur_sim, me);
 }
 
 void sim_local_work(struct lab_cpu *c, uint64_t ns)
 {
-	struct sim *s = cur_sim;
-	struct sim_cpu *me;
+	struct sim_cpu *me = local_work(cur_sim, ns);
 
 	(void)c;
-	if (unsimulated())
+	if (!me)
 		return;
-	me = running(s);
-	me->clock += local_ps(s, me, ns);
-	loads_after(s, me, 0); /* local work fills the out-of-order window */
-	count_op(s);
 	/* Host code ran, as after any host-side delay (sim_run.c's sim_clock_delay). */
-	s->agent_stale = true;
-	s->agent_moved = true;
+	cur_sim->agent_stale = true;
+	cur_sim->agent_moved = true;
 	me->owes_turn = true;
 }
 
