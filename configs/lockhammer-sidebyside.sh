@@ -10,7 +10,8 @@
 #   git clone https://github.com/ARM-software/synchronization-benchmarks
 #   cd synchronization-benchmarks/benchmarks/lockhammer && make
 # and LOCKHAMMER_BUILD_DIR is the directory holding lh_incdec_refcount, lh_cas_lockref and
-# lh_ticket_spinlock (benchmarks/lockhammer/build). Without them this script says so and exits
+# lh_ticket_spinlock (benchmarks/lockhammer/build, or build.relax_pause in newer trees), or
+# benchmarks/lockhammer itself. Without them this script says so and exits
 # 77 (the "skipped" status of meson and automake). iommulab is ./build/iommulab beside this
 # script's repository, or $IOMMULAB.
 #
@@ -38,13 +39,21 @@ if [ -z "$lh" ]; then
 	echo "directory holding lh_incdec_refcount, lh_cas_lockref and lh_ticket_spinlock" >&2
 	exit 77
 fi
+# The directory given, or lockhammer's own (its builds land in build/ in older trees and in
+# build.relax_pause/, one per cpu_relax variant, in newer ones).
+for d in "$lh" "$lh/build" "$lh/build.relax_pause"; do
+	if [ -x "$d/lh_incdec_refcount" ]; then
+		lh=$d
+		break
+	fi
+done
 for t in incdec_refcount cas_lockref ticket_spinlock; do
 	if [ ! -x "$lh/lh_$t" ]; then
 		echo "lockhammer not found: $lh/lh_$t is missing or not executable." >&2
 		echo "Fetch and build it (the user's step):" >&2
 		echo "  git clone https://github.com/ARM-software/synchronization-benchmarks" >&2
 		echo "  cd synchronization-benchmarks/benchmarks/lockhammer && make" >&2
-		echo "then: $0 .../benchmarks/lockhammer/build" >&2
+		echo "then: $0 .../benchmarks/lockhammer" >&2
 		exit 77
 	fi
 done

@@ -43,7 +43,7 @@ engine_cpu_loop(const struct engine_job *job, struct lab_cpu *c, struct engine_c
 		const struct engine_cpu_hooks *h, void *ctx)
 {
 	bool measuring = job->ops_per_cpu > 0, late = false;
-	uint64_t n = 0;
+	uint64_t n = 0, per_call = job->ops_per_call ? job->ops_per_call : 1;
 
 	for (;;) {
 		enum engine_phase ph = h->phase(ctx);
@@ -73,8 +73,8 @@ engine_cpu_loop(const struct engine_job *job, struct lab_cpu *c, struct engine_c
 		}
 		h->done(ctx);
 		if (measuring)
-			res->ops++;
-		if (job->ops_per_cpu && ++n >= job->ops_per_cpu)
+			res->ops += per_call;
+		if (job->ops_per_cpu && (n += per_call) >= job->ops_per_cpu)
 			break;
 	}
 	/* Never saw the second half begin (stopped or stuck first): every op was early. */

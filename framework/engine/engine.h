@@ -65,6 +65,8 @@ struct engine_job {
 	uint64_t ops_per_cpu; /* > 0: exactly this many ops per CPU, all measured */
 	uint64_t watchdog_ns;
 	engine_op_fn op;
+	/* Ops one call of op does when it returns 0 (a batch of untimed ops; 0 or 1: one). */
+	uint32_t ops_per_call;
 	/*
 	 * After op returned 1 (nothing to do) at now (ns, the CPU's clock): the time before which
 	 * it will have nothing to do whatever the other CPUs do (UINT64_MAX: never; 0: it cannot

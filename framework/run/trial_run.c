@@ -188,6 +188,7 @@ static int setup_workload(struct trial *t, struct trial_result *res)
 		.dev = t->dev,
 		.iova = t->iwl,
 		.host = host_env_host(t->env),
+		.ops_per_cpu = t->req->ops_per_cpu,
 	};
 	t->wl = w->make(&env);
 	if (!t->wl)
@@ -429,6 +430,9 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		.ops_per_cpu = req->ops_per_cpu,
 		.watchdog_ns = t.cfg->scenario.watchdog_ms * 1000000u,
 		.op = workload_op(workload, engine->binding),
+		.ops_per_call = engine->binding == ENGINE_BINDING_NATIVE && workload->ops_per_call
+					? workload->ops_per_call(t.wl)
+					: 1,
 		.idle_until = workload->idle_until,
 		.arg = t.wl,
 		.counters = t.counters,

@@ -52,6 +52,15 @@ struct micro_wl *micro_wl_new(enum micro_op op, uint64_t think_ns, uint32_t ncpu
 			      uint32_t sample_every, bool throughput);
 void micro_wl_free(struct micro_wl *w);
 
+/*
+ * Throughput mode's native op does this many ops per call (the engine counts them:
+ * engine_job.ops_per_call), so the loop around the primitive costs what lockhammer's does;
+ * the sim's op does one. Runs of an exact op count keep one per call.
+ */
+#define MICRO_BATCH 16
+void micro_wl_set_batch(struct micro_wl *w, uint32_t batch);
+uint32_t micro_wl_batch(void *w);
+
 /* Local work done while holding the lock, before the increment (lock ops only: atomic_add and
  * cas_add hold no lock, and ignore it). */
 void micro_wl_set_critical(struct micro_wl *w, uint64_t critical_ns);

@@ -153,8 +153,11 @@ static void *micro_make(const struct workload_env *e)
 		(enum micro_op)e->cfg->wl_micro.op, e->cfg->wl_micro.think_ns, e->ncpus,
 		(uint32_t)e->cfg->scenario.sample_every, e->cfg->wl_micro.mode == MICRO_THROUGHPUT);
 
-	if (w)
+	if (w) {
 		micro_wl_set_critical(w, e->cfg->wl_micro.critical_ns);
+		if (e->cfg->wl_micro.mode == MICRO_THROUGHPUT && !e->ops_per_cpu)
+			micro_wl_set_batch(w, MICRO_BATCH);
+	}
 	return w;
 }
 
@@ -230,6 +233,7 @@ static const struct workload_ops workloads[] = {
 		.destroy = micro_destroy,
 		.op = micro_wl_op,
 		.op_sim = micro_wl_op_sim,
+		.ops_per_call = micro_wl_batch,
 		.uses_seed = never,
 		.error = micro_error,
 	},

@@ -36,6 +36,7 @@ struct workload_env {
 	struct smmu_dev *dev;
 	struct iova_wl *iova;	     /* WORKLOAD_NEEDS_IOVA: owned by the runner */
 	const struct lab_host *host; /* the trial's lab_alloc() (the dma identity list) */
+	uint64_t ops_per_cpu;	     /* > 0: a run of exactly this many ops per CPU */
 };
 
 /* One of a workload's own counters (events over the measured time). */
@@ -61,6 +62,8 @@ struct workload_ops {
 	 * op itself touches shared memory (NULL: it reaches memory only through plugins). */
 	engine_op_fn op;
 	engine_op_fn op_sim;
+	/* How many ops one call of the native op does (engine_job.ops_per_call); NULL: one. */
+	uint32_t (*ops_per_call)(void *wl);
 	/* After the op returned 1 (nothing to do) at now: see engine_job.idle_until. May be NULL.
 	 */
 	engine_idle_fn idle_until;

@@ -68,6 +68,30 @@ Test(micro, every_lock_keeps_its_increment_exact_on_both_engines, .timeout = 120
 	}
 }
 
+/*
+ * Natively, a time-based throughput run calls the op once per MICRO_BATCH ops and counts every
+ * one: each CPU's count is a whole number of batches, and the counter the ops increment agrees
+ * with it (else the trial fails with "lost updates").
+ */
+Test(micro, native_throughput_counts_every_op_of_its_batches, .timeout = 60)
+{
+	static const int ops[] = { MICRO_ATOMIC_ADD, MICRO_CAS_ADD, MICRO_TICKET_LOCK };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct scenario_cfg cfg;
+		struct trial_result r;
+
+		micro_cfg(&cfg, ENGINE_NATIVE, 2, ops[i]);
+		run(&cfg, 0, &r);
+		cr_assert(trial_status_measured(r.status), "op %d: %s", ops[i], r.error);
+		cr_assert_gt(r.ops_min_cpu, 0, "op %d", ops[i]);
+		cr_assert_eq(r.ops_min_cpu % MICRO_BATCH, 0, "op %d: %lu", ops[i],
+			     (unsigned long)r.ops_min_cpu);
+		cr_assert_eq(r.ops_max_cpu % MICRO_BATCH, 0, "op %d: %lu", ops[i],
+			     (unsigned long)r.ops_max_cpu);
+	}
+}
+
 /* The time-based run too: every CPU gets the lock (the queue locks are fair by design). */
 Test(micro, queue_locks_serve_every_cpu_on_the_sim, .timeout = 60)
 {
