@@ -221,6 +221,21 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 					"sim topology: %s (%u cores, "
 					"median %.1f ns, max %.1f ns; copied to topology.csv)\n",
 					m->topology, t.n, t.median, t.max);
+		if (m->smt_ns > 0) {
+			uint32_t paired = 0;
+			for (uint32_t i = 0; i < t.n; i++)
+				for (uint32_t j = 0; j < t.n; j++)
+					if (j != i && t.lat[i * t.n + j] <= m->smt_ns) {
+						paired++;
+						break;
+					}
+			off += (size_t)snprintf(
+				text + off, len - off,
+				"sim SMT: %u of the %u CPUs have a sibling within "
+				"smt_ns = %g ns%s; smt_share = %g\n",
+				paired, t.n, m->smt_ns,
+				paired ? "" : " (so every CPU is a core of its own)", m->smt_share);
+		}
 		sim_topology_free(&t);
 		char *copy = util_read_file(m->topology, NULL);
 		int rc = copy ? results_write_file(dir, "topology.csv", copy) : -EIO;

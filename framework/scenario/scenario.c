@@ -328,6 +328,29 @@ static void check_micro_critical(struct loader *L)
 	}
 }
 
+/*
+ * [machine] smt_ns finds a core's SMT threads in the topology, and smt_share acts on the pairs
+ * it finds: each without the other (or smt_ns without a topology) would be silently nothing.
+ */
+static void check_smt(struct loader *L)
+{
+	const struct scenario_machine *m = &L->s->base.machine;
+	const struct entry *ns = last_entry(L, "machine", "smt_ns");
+	const struct entry *share = last_entry(L, "machine", "smt_share");
+
+	if (m->smt_ns > 0 && (!m->topology || !*m->topology) &&
+	    !scenario_find_axis(L->s, "machine", "topology"))
+		scn_report(L, ns, ns ? ns->line : 0, "machine", "smt_ns",
+			   "finds SMT pairs in the core-to-core table, and there is none: set "
+			   "[machine] topology (configs/topologies/), or drop smt_ns");
+	else if (m->smt_share < 1 && m->smt_ns <= 0 &&
+		 !scenario_find_axis(L->s, "machine", "smt_ns"))
+		scn_report(L, share, share ? share->line : 0, "machine", "smt_share",
+			   "slows the SMT threads smt_ns finds, and smt_ns = 0 finds none: set "
+			   "smt_ns (e.g. 20 for the mctop tables' 10-13 ns pairs), or drop "
+			   "smt_share");
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -350,6 +373,8 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 		check_sim_cpus(&L);
 	if (!L.n_msgs && !L.oom)
 		check_micro_critical(&L);
+	if (!L.n_msgs && !L.oom)
+		check_smt(&L);
 out:
 	if (finish(&L, diags))
 		return L.s;

@@ -667,6 +667,38 @@ Test(scenario, sim_cpus_are_refused_at_load, .timeout = 5)
 	remove_tmp();
 }
 
+/*
+ * smt_ns finds SMT pairs in the topology and smt_share slows the pairs it finds: each one
+ * alone (or smt_ns without a topology) would silently do nothing, so each is refused.
+ */
+Test(scenario, smt_keys_need_a_topology_and_each_other, .timeout = 5)
+{
+	static const char *const no_topology[] = {
+		":5: [machine] smt_ns: finds SMT pairs in the core-to-core table, and there is "
+		"none: set [machine] topology (configs/topologies/), or drop smt_ns",
+	};
+	static const char *const no_ns[] = {
+		":5: [machine] smt_share: slows the SMT threads smt_ns finds, and smt_ns = 0 finds "
+		"none: set smt_ns (e.g. 20 for the mctop tables' 10-13 ns pairs), or drop "
+		"smt_share",
+	};
+	struct scenario *s;
+
+	expect_load_errors("[scenario]\nworkload = micro\nengine = sim\n[machine]\nsmt_ns = 20\n"
+			   "preset = none\n",
+			   NULL, 0, no_topology, N(no_topology));
+	expect_load_errors(
+		"[scenario]\nworkload = micro\nengine = sim\n[machine]\nsmt_share = 0.5\n", NULL, 0,
+		no_ns, N(no_ns));
+	/* The graviton2 preset names its table: smt_ns alone is accepted (it finds no pair). */
+	write_tmp("[scenario]\nworkload = micro\nengine = sim\n[machine]\nsmt_ns = 20\n"
+		  "smt_share = 0.5\n");
+	s = load_ok(tmp_path, NULL, 0);
+	cr_assert_eq(s->base.machine.smt_share, 0.5);
+	scenario_free(s);
+	remove_tmp();
+}
+
 /* critical_ns is work done holding a lock: refused with an op that takes none, swept or not. */
 Test(scenario, micro_critical_ns_needs_a_lock_op, .timeout = 5)
 {
