@@ -224,11 +224,7 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 		if (m->smt_ns > 0) {
 			uint32_t paired = 0;
 			for (uint32_t i = 0; i < t.n; i++)
-				for (uint32_t j = 0; j < t.n; j++)
-					if (j != i && t.lat[i * t.n + j] <= m->smt_ns) {
-						paired++;
-						break;
-					}
+				paired += sim_topology_smt_sibling(&t, i, m->smt_ns) >= 0;
 			off += (size_t)snprintf(
 				text + off, len - off,
 				"sim SMT: %u of the %u CPUs have a sibling within "

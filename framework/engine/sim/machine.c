@@ -207,6 +207,14 @@ int sim_topology_load(const char *path, struct sim_topology *t, char *err, size_
 	return rc;
 }
 
+int32_t sim_topology_smt_sibling(const struct sim_topology *t, uint32_t core, double smt_ns)
+{
+	for (uint32_t j = 0; smt_ns > 0 && j < t->n; j++)
+		if (j != core && t->lat[core * t->n + j] <= smt_ns)
+			return (int32_t)j;
+	return -1;
+}
+
 void sim_topology_free(struct sim_topology *t)
 {
 	if (!t)

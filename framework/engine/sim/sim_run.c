@@ -171,23 +171,20 @@ static int build_latencies(struct sim *s, const struct scenario_machine *m,
 }
 
 /*
- * [machine] smt_ns: a CPU shares its core with another CPU of the run when their transfer
- * costs at most smt_ns (the same copy of the matrix). The sibling is taken to be busy the
- * whole run, working or spinning: on hardware a spin-wait issues instructions too.
+ * [machine] smt_ns: a CPU shares its core with the CPU of the same copy of the matrix on its
+ * core's SMT sibling, when that CPU is in the run. The sibling is taken to be busy the whole
+ * run, working or spinning: on hardware a spin-wait issues instructions too.
  */
-static void mark_smt(struct sim *s, const struct scenario_machine *m)
+static void mark_smt(struct sim *s, const struct scenario_machine *m,
+		     const struct sim_topology *topo)
 {
-	uint32_t smt_ps = (uint32_t)ns_to_ps(m->smt_ns);
-
 	s->smt_slow = 1.0 / m->smt_share;
-	if (!m->smt_ns || s->lat_n < 2 || m->smt_share >= 1)
+	if (!topo || !topo->n || m->smt_share >= 1)
 		return;
-	for (uint32_t i = 0; i < s->ncpus; i++)
-		for (uint32_t j = 0; j < s->ncpus && !s->cpus[i].smt_shared; j++) {
-			const struct sim_loc *a = &s->loc[i], *b = &s->loc[j];
-			s->cpus[i].smt_shared = j != i && a->copy == b->copy &&
-						s->lat_ps[a->core * s->lat_n + b->core] <= smt_ps;
-		}
+	for (uint32_t i = 0; i < s->ncpus; i++) {
+		int32_t j = sim_topology_smt_sibling(topo, s->loc[i].core, m->smt_ns);
+		s->cpus[i].smt_shared = j >= 0 && s->loc[i].copy * topo->n + (uint32_t)j < s->ncpus;
+	}
 }
 
 static void sim_free(struct sim *s)
@@ -271,7 +268,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS) ||
 	    (job->watch_lab_h && sim_shadow_init(s)))
 		goto out;
-	mark_smt(s, m);
+	mark_smt(s, m, topo);
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
 		x->sim = s;
