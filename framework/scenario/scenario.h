@@ -146,14 +146,15 @@ enum machine_preset {
 	MACHINE_PRESET_NONE
 };
 struct scenario_machine {
-	int preset;	  /* enum machine_preset: the keys' values before [machine] sets any */
-	char *topology;	  /* core-to-core CSV, resolved against the INI's folder; "" uniform */
-	double line_ns;	  /* core-to-core transfer without a topology */
-	double home_ns;	  /* transfer from the line's home (LLC / home node) or the device */
-	double local_ns;  /* load or store hitting the own cache */
-	double atomic_ns; /* read-modify-write once the line is there */
-	double op_ns;	  /* added to every lab.h operation */
-	double occupancy; /* fraction of a transfer during which the line serves nobody else */
+	int preset;	       /* enum machine_preset: the keys' values before [machine] sets any */
+	char *topology;	       /* core-to-core CSV, resolved against the INI's folder; "" uniform */
+	double line_ns;	       /* core-to-core transfer without a topology */
+	double home_ns;	       /* transfer from the line's home (LLC / home node) or the device */
+	double local_ns;       /* load or store hitting the own cache */
+	double atomic_ns;      /* read-modify-write once the line is there */
+	double op_ns;	       /* added to every lab.h operation */
+	double occupancy;      /* fraction of a transfer during which the line serves nobody else */
+	double read_occupancy; /* the same for a read miss; < 0: occupancy */
 	double fail_hold; /* a far CAS whose compare fails holds the line this share of an atomic's
 			     time */
 	int atomic;	  /* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */

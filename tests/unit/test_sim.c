@@ -663,6 +663,51 @@ Test(sim, a_far_cas_is_priced_by_the_value_the_home_serves)
 	cr_assert_eq(sh->log_t[2], 100 + 105, "cpu2 done at %lu", (unsigned long)sh->log_t[2]);
 }
 
+/* Every CPU loads (read_mode) or stores the flag's line once, at time 0, and logs when. */
+static bool read_mode;
+
+static int op_read_or_write(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	if (read_mode)
+		(void)lab_load32(&sh->flag, LAB_RELAXED);
+	else
+		lab_store32(&sh->flag, 1, LAB_RELAXED);
+	sh->log_t[c->id] = lab_now(c);
+	return 0;
+}
+
+/*
+ * [machine] read_occupancy: eight CPUs miss on one line at time 0, every transfer 100 ns.
+ * Ownership transfers hold the line occupancy x 100 = 100 ns each, so the k-th store is done
+ * at 100 + 100k; reads hold it read_occupancy x 100 = 10 ns each, so the k-th load is done at
+ * 100 + 10k. Left at -1, reads hold it as long as ownership transfers do.
+ */
+Test(sim, read_misses_hold_the_line_for_read_occupancy)
+{
+	struct run_out o;
+
+	mach.line_ns = 100;
+	mach.home_ns = 100;
+	mach.op_ns = 0;
+	mach.occupancy = 1;
+	mach.read_occupancy = 0.1;
+	for (int mode = 0; mode < 2; mode++) {
+		read_mode = mode;
+		run(op_read_or_write, 8, 1, 0, &mach, &o);
+		for (uint64_t k = 0; k < 8; k++)
+			cr_assert_eq(sh->log_t[k], 100 + (read_mode ? 10 : 100) * k,
+				     "%s %lu done at %lu", read_mode ? "load" : "store",
+				     (unsigned long)k, (unsigned long)sh->log_t[k]);
+	}
+	mach.read_occupancy = -1;
+	read_mode = true;
+	run(op_read_or_write, 8, 1, 0, &mach, &o);
+	cr_assert_eq(sh->log_t[7], 800, "load 7 done at %lu", (unsigned long)sh->log_t[7]);
+}
+
 Test(sim, machine_defaults_are_the_tables)
 {
 	const struct scenario_section *sec = scenario_find_section("machine");
@@ -679,6 +724,7 @@ Test(sim, machine_defaults_are_the_tables)
 	cr_assert_eq(table.atomic_ns, mach.atomic_ns);
 	cr_assert_eq(table.op_ns, mach.op_ns);
 	cr_assert_eq(table.occupancy, mach.occupancy);
+	cr_assert_eq(table.read_occupancy, mach.read_occupancy);
 	cr_assert_eq(table.fail_hold, mach.fail_hold);
 	cr_assert_eq(table.atomic, mach.atomic);
 	cr_assert_eq(table.poll_ns, mach.poll_ns);

@@ -287,7 +287,8 @@ static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_
 /*
  * Price one access by CPU me at its clock and update the line: returns its completion time.
  * Hits cost local_ps / atomic_ps; a miss waits for the line to be free, then costs the
- * transfer from where the line is, and keeps the line busy for occupancy x that transfer.
+ * transfer from where the line is, and keeps the line busy for occupancy x that transfer
+ * (read_occupancy x it for a read).
  * cas_fails: an rmw that is a CAS whose compare will fail when it is served.
  */
 static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
@@ -391,7 +392,8 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 		}
 	}
 	start = t > l->busy_until ? t : l->busy_until;
-	l->busy_until = start + (uint64_t)((double)latency * s->occupancy);
+	l->busy_until = start + (uint64_t)((double)latency *
+					   (kind == ACC_LOAD ? s->read_occupancy : s->occupancy));
 	s->st.misses++;
 	return start + latency + (rmw ? s->atomic_ps : 0);
 }

@@ -15,10 +15,11 @@
  * the device) and a set of sharers. A hit costs local_ns (atomic_ns for a read-modify-write);
  * a miss costs the transfer latency between the requester and the line's holder (the
  * topology matrix, or line_ns), after the line has finished serving the transfers queued
- * before it: each transfer occupies the line for occupancy x latency (a busy line queues
- * requesters, first come first served). Atomics are "near" (the line moves to the requester,
- * x86) or "far" (executed at the line's home, Arm LSE; the line leaves every L1), or adaptive
- * (Neoverse N1: near while one CPU uses the line, far once two CPUs' atomics meet on it).
+ * before it: each transfer occupies the line for occupancy x latency, a read miss for
+ * read_occupancy x it (a busy line queues requesters, first come first served).
+ * Atomics are "near" (the line moves to the requester, x86) or "far" (executed at the line's
+ * home, Arm LSE; the line leaves every L1), or adaptive (Neoverse N1: near while one CPU uses
+ * the line, far once two CPUs' atomics meet on it).
  * A far atomic's request travels half its trip to the home, waits there while the line is
  * busy and is answered with the other half: one that queued does not pay a full round trip
  * after the line frees. It holds the line for home_hold_ns (a CAS that succeeds for

@@ -208,10 +208,11 @@ struct sim {
 		home_hold_ps; /* a far atomic's hold of the line at the home; 0: occupancy x trip */
 	uint64_t cas_hold_ps; /* ...of a far CAS that succeeds; 0: home_hold_ps */
 	double occupancy;
-	double fail_hold; /* share of a far atomic's hold a failing far CAS takes */
-	bool far;	  /* every atomic miss runs at the home */
-	bool fail_burst;  /* a failing far CAS at a busy line adds nothing to its time */
-	bool weak;	  /* memory = arm: relaxed stores go through store buffers */
+	double read_occupancy; /* ...of a read miss: [machine] read_occupancy, or occupancy */
+	double fail_hold;      /* share of a far atomic's hold a failing far CAS takes */
+	bool far;	       /* every atomic miss runs at the home */
+	bool fail_burst;       /* a failing far CAS at a busy line adds nothing to its time */
+	bool weak;	       /* memory = arm: relaxed stores go through store buffers */
 	uint64_t sb_delay_ps;
 	uint64_t perturb_ps;	 /* [machine] perturb_ns; 0: no stalls, the hot path's one branch */
 	double smt_slow;	 /* 1 / [machine] smt_share: local work beside a busy sibling */
