@@ -14,7 +14,7 @@ struct fq_entry {
 };
 
 struct fq_ring {
-	uint32_t lock;	     /* the single ring's fq->lock (uncontended per CPU) */
+	uint32_t lock;	     /* fq->lock: its CPU's (or every CPU's, single) and the timeout's */
 	uint64_t head, tail; /* under lock: entries [head, tail) */
 	struct fq_entry *e;
 } LAB_CACHE_ALIGNED;
@@ -118,16 +118,24 @@ static void free_covered(struct flush_queue *fq, struct lab_cpu *c, struct fq_ri
 	} while (n == FQ_TAKE);
 }
 
-/* fq_flush_timeout(), run by the first CPU to find the timer expired. */
+/*
+ * fq_flush_timeout(), run by the first CPU to find the timer expired: the flush, then every
+ * ring's covered entries freed by that CPU, as the kernel's timer walks every CPU's queue
+ * (so they go into its IOVA cache, not their own CPUs').
+ */
 static int timer_check(struct flush_queue *fq, struct lab_cpu *c, uint64_t now)
 {
 	uint64_t t = __atomic_load_n(&fq->timer_at, __ATOMIC_ACQUIRE);
+	int rc;
 
 	if (!t || now < t ||
 	    !__atomic_compare_exchange_n(&fq->timer_at, &t, 0, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return 0;
-	return flush(fq, c, FQ_FLUSH_TIMEOUT);
+	rc = flush(fq, c, FQ_FLUSH_TIMEOUT);
+	for (uint32_t i = 0; !rc && i < fq->nrings; i++)
+		free_covered(fq, c, &fq->rings[i]);
+	return rc;
 }
 
 int fq_queue(struct flush_queue *fq, struct lab_cpu *c, uint64_t pfn, uint64_t pages, uint64_t now)

@@ -17,10 +17,11 @@
  *  - queueing first frees what completed flushes cover; a ring still full then flushes and
  *    frees (a "full" flush);
  *  - the first queueing while no timer is armed arms one timeout later; when it is due the
- *    first CPU to see it flushes (a "timeout" flush). The kernel's timer then walks every
- *    CPU's ring; here each CPU frees its own ring's covered entries at its next op (the
- *    fq_tick of its loop), which is the same moment for a CPU that keeps doing I/O, and
- *    keeps a per-CPU ring touched by its CPU only.
+ *    first CPU to see it flushes (a "timeout" flush) and, as the kernel's timer does, walks
+ *    every CPU's ring and frees their covered entries itself: they go into that CPU's IOVA
+ *    cache, in one burst (a per-CPU ring's lock is taken by its own CPU and the timer's);
+ *  - every op of a CPU's loop (fq_tick) also frees what completed flushes cover in its own
+ *    ring, as queue_iova's first fq_ring_free() does at the CPU's next unmap.
  * Time is the caller's (lab_now(): virtual time under the sim). The invalidation and the
  * frees are callbacks, made with no lock held (they call plugins, which may wait). The
  * single ring's lock is held only across memory operations, never across a plugin call or
