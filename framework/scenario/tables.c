@@ -163,8 +163,9 @@ static const struct lab_param wl_iova_params[] = {
 	  "irq: each I/O's time drawn uniformly from io_ns x [1 - j, 1 + j], seeded (flash "
 	  "reads vary; a constant time locks submitters and IRQ CPUs into one cycle)"),
 	P(scenario_wl_iova, migrate_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
-	  "irq: each job moves to a seeded random CPU this often, as an unpinned fio job woken "
-	  "for its completions wherever the scheduler finds room (0: jobs stay on their CPU)"),
+	  "irq (and the dma workload's irq pattern): each job moves to a seeded random CPU this "
+	  "often, as an unpinned fio job woken for its completions wherever the scheduler finds "
+	  "room (0: jobs stay on their CPU)"),
 };
 
 static const char *const dma_pattern_choices[] = { "single", "ways", "irq", NULL };
