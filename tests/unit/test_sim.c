@@ -529,14 +529,20 @@ Test(sim, private_lines_cost_hits)
 	cr_assert_eq(o.st.misses, 1);
 }
 
+/* Every transfer 100 ns, from a core or the home, and nothing added per lab.h op. */
+static void transfers_of_100ns(void)
+{
+	mach.op_ns = 0;
+	mach.line_ns = 100;
+	mach.home_ns = 100;
+}
+
 Test(sim, hand_off_costs_one_transfer_each_way)
 {
 	struct run_out o;
 
-	mach.op_ns = 0;
+	transfers_of_100ns();
 	mach.local_ns = 0;
-	mach.line_ns = 100;
-	mach.home_ns = 100;
 	run(op_ping, 2, 500, 0, &mach, &o);
 	cr_assert_eq(sh->flag, 1000);
 	/* Each hand-off: the waiter's reload (100) + its store's ownership transfer (100). */
@@ -689,9 +695,7 @@ Test(sim, read_misses_hold_the_line_for_read_occupancy)
 {
 	struct run_out o;
 
-	mach.line_ns = 100;
-	mach.home_ns = 100;
-	mach.op_ns = 0;
+	transfers_of_100ns();
 	mach.occupancy = 1;
 	mach.read_occupancy = 0.1;
 	for (int mode = 0; mode < 2; mode++) {
