@@ -429,6 +429,21 @@ int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 	return unmap_one(wl, c, pfn, hists, measuring);
 }
 
+uint64_t dma_wl_idle_until(const struct dma_wl *wl, struct lab_cpu *c, uint64_t now)
+{
+	uint64_t until, due;
+
+	if (wl->p.pattern != DMA_PATTERN_IRQ)
+		return 0;
+	until = iova_wl_idle_until(wl->iova, c, now);
+	if (!until || !wl->fq)
+		return until;
+	due = fq_timer_due(wl->fq, c);
+	if (due <= now)
+		return 0;
+	return due < until ? due : until;
+}
+
 const char *dma_wl_error(const struct dma_wl *wl)
 {
 	return __atomic_load_n(&wl->failed, __ATOMIC_ACQUIRE) ? wl->error : NULL;

@@ -88,6 +88,12 @@ void dma_wl_free(struct dma_wl *wl);
 
 /* The engine's op function: hists[0] map, hists[1] unmap. */
 int dma_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring);
+/*
+ * engine_job.idle_until for the irq pattern, whose op returns 1 on a CPU with nothing to do:
+ * the iova half's (a completion due here, a job moving here, the policy's tick) or, lazy,
+ * the flush queue's timer this CPU armed, whichever is sooner. 0: do not sleep.
+ */
+uint64_t dma_wl_idle_until(const struct dma_wl *wl, struct lab_cpu *c, uint64_t now);
 
 const char *dma_wl_error(const struct dma_wl *wl);
 

@@ -25,10 +25,31 @@ struct flush_queue {
 	uint32_t nrings, size;
 	uint64_t timeout_ns;
 	uint64_t start_cnt, finish_cnt; /* atomics: fq_flush_start_cnt / fq_flush_finish_cnt */
-	uint64_t timer_at;		/* atomic: the armed timer's expiry; 0 when off */
+	uint64_t timer;			/* atomic: timer_word(expiry, arming CPU); 0 when off */
 	struct fq_stats stats;		/* atomics */
 	struct fq_ring *rings;
 };
+
+/*
+ * The armed timer in one word, so that arming is one CAS: its expiry (ns, 52 bits: 52 days)
+ * and the CPU that armed it (mod_timer() queues it there), which is the one that runs it.
+ */
+#define TIMER_CPU_BITS 12
+
+static uint64_t timer_word(uint64_t expiry, uint32_t cpu)
+{
+	return expiry << TIMER_CPU_BITS | (cpu & ((1u << TIMER_CPU_BITS) - 1));
+}
+
+static uint64_t timer_expiry(uint64_t t)
+{
+	return t >> TIMER_CPU_BITS;
+}
+
+static uint32_t timer_cpu(uint64_t t)
+{
+	return (uint32_t)(t & ((1u << TIMER_CPU_BITS) - 1));
+}
 
 static void ring_lock(struct fq_ring *r)
 {
@@ -119,17 +140,18 @@ static void free_covered(struct flush_queue *fq, struct lab_cpu *c, struct fq_ri
 }
 
 /*
- * fq_flush_timeout(), run by the first CPU to find the timer expired: the flush, then every
- * ring's covered entries freed by that CPU, as the kernel's timer walks every CPU's queue
- * (so they go into its IOVA cache, not their own CPUs').
+ * fq_flush_timeout(), run by the CPU that armed the timer (mod_timer() queues it on the
+ * current CPU) once it has expired: the flush, then every ring's covered entries freed by
+ * that CPU, as the kernel's timer walks every CPU's queue (so they go into its IOVA cache,
+ * not their own CPUs').
  */
 static int timer_check(struct flush_queue *fq, struct lab_cpu *c, uint64_t now)
 {
-	uint64_t t = __atomic_load_n(&fq->timer_at, __ATOMIC_ACQUIRE);
+	uint64_t t = __atomic_load_n(&fq->timer, __ATOMIC_ACQUIRE);
 	int rc;
 
-	if (!t || now < t ||
-	    !__atomic_compare_exchange_n(&fq->timer_at, &t, 0, false, __ATOMIC_ACQ_REL,
+	if (!t || now < timer_expiry(t) || timer_cpu(t) != c->id ||
+	    !__atomic_compare_exchange_n(&fq->timer, &t, 0, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return 0;
 	rc = flush(fq, c, FQ_FLUSH_TIMEOUT);
@@ -162,10 +184,18 @@ int fq_queue(struct flush_queue *fq, struct lab_cpu *c, uint64_t pfn, uint64_t p
 	}
 	stat_add(&fq->stats.queued, 1);
 	uint64_t off = 0;
-	if (!__atomic_load_n(&fq->timer_at, __ATOMIC_RELAXED))
-		__atomic_compare_exchange_n(&fq->timer_at, &off, now + fq->timeout_ns, false,
+	if (!__atomic_load_n(&fq->timer, __ATOMIC_RELAXED))
+		__atomic_compare_exchange_n(&fq->timer, &off,
+					    timer_word(now + fq->timeout_ns, c->id), false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 	return 0;
+}
+
+uint64_t fq_timer_due(const struct flush_queue *fq, const struct lab_cpu *c)
+{
+	uint64_t t = __atomic_load_n(&fq->timer, __ATOMIC_ACQUIRE);
+
+	return t && timer_cpu(t) == c->id ? timer_expiry(t) : UINT64_MAX;
 }
 
 int fq_tick(struct flush_queue *fq, struct lab_cpu *c, uint64_t now)
@@ -188,7 +218,7 @@ uint64_t fq_drain(struct flush_queue *fq, struct lab_cpu *c)
 		}
 	}
 	stat_add(&fq->stats.drained, n);
-	__atomic_store_n(&fq->timer_at, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fq->timer, 0, __ATOMIC_RELAXED);
 	return n;
 }
 

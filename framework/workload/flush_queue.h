@@ -16,10 +16,12 @@
  *    invalidated before its PTEs were cleared, so it does not count);
  *  - queueing first frees what completed flushes cover; a ring still full then flushes and
  *    frees (a "full" flush);
- *  - the first queueing while no timer is armed arms one timeout later; when it is due the
- *    first CPU to see it flushes (a "timeout" flush) and, as the kernel's timer does, walks
- *    every CPU's ring and frees their covered entries itself: they go into that CPU's IOVA
- *    cache, in one burst (a per-CPU ring's lock is taken by its own CPU and the timer's);
+ *  - the first queueing while no timer is armed arms one timeout later, on its CPU (as
+ *    mod_timer() does; the kernel's timer migration off idle CPUs is not modelled: the
+ *    arming CPU is an unmapping one, busy); when it is due that CPU flushes (a "timeout"
+ *    flush) at its next op and, as the kernel's timer does, walks every CPU's ring and frees
+ *    their covered entries itself: they go into that CPU's IOVA cache, in one burst (a
+ *    per-CPU ring's lock is taken by its own CPU and the timer's);
  *  - every op of a CPU's loop (fq_tick) also frees what completed flushes cover in its own
  *    ring, as queue_iova's first fq_ring_free() does at the CPU's next unmap.
  * Time is the caller's (lab_now(): virtual time under the sim). The invalidation and the
@@ -71,6 +73,9 @@ int fq_queue(struct flush_queue *fq, struct lab_cpu *c, uint64_t pfn, uint64_t p
 
 /* The timer-like check of c's loop: the timeout flush if due, then free what is covered. */
 int fq_tick(struct flush_queue *fq, struct lab_cpu *c, uint64_t now);
+
+/* When c's timer is due (c armed it), for a CPU about to sleep; UINT64_MAX: not c's, or off. */
+uint64_t fq_timer_due(const struct flush_queue *fq, const struct lab_cpu *c);
 
 /*
  * Teardown, single-threaded on c, once no CPU runs: free every queued entry without another

@@ -90,6 +90,11 @@ static void *dma_make(const struct workload_env *e)
 	return dma_wl_new(e->cmdq, e->cmdq_state, e->iova, e->ncpus, &p);
 }
 
+static uint64_t dma_idle_until(void *wl, struct lab_cpu *c, uint64_t now)
+{
+	return dma_wl_idle_until(wl, c, now);
+}
+
 /* ways' think times' jitter, and irq's device times (trans_jitter, drawn by the iova half). */
 static bool dma_uses_seed(const struct scenario_cfg *cfg)
 {
@@ -216,6 +221,7 @@ static const struct workload_ops workloads[] = {
 		.make = dma_make,
 		.destroy = dma_destroy,
 		.op = dma_wl_op,
+		.idle_until = dma_idle_until,
 		.error = dma_error,
 		.iova_params = dma_iova_params,
 		.drain = dma_drain,

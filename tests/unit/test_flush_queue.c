@@ -124,23 +124,30 @@ Test(flush_queue, the_timer_flushes_once_its_timeout_has_passed)
 	rig_init(&r, false, 256, 10 * MS);
 	cr_assert_eq(fq_queue(r.fq, &cpus[0], 1, 1, 1 * MS), 0); /* arms: due at 11 ms */
 	cr_assert_eq(fq_queue(r.fq, &cpus[0], 2, 1, 5 * MS), 0); /* already armed */
+	cr_assert_eq(fq_queue(r.fq, &cpus[1], 7, 1, 6 * MS), 0); /* CPU 1's ring */
 	cr_assert_eq(fq_tick(r.fq, &cpus[0], 11 * MS - 1), 0);
 	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 0, "flushed before its timeout");
 	cr_assert_eq(r.freed_n, 0);
-	/*
-	 * Any CPU's loop may find it due; exactly one flushes, and it frees every ring's
-	 * covered entries itself (fq_flush_timeout() walks every CPU's queue): CPU 0's two go
-	 * into CPU 2's cache.
-	 */
+	/* The timer is CPU 0's, which armed it (mod_timer() on the current CPU). */
+	cr_assert_eq(fq_timer_due(r.fq, &cpus[0]), 11 * MS);
+	cr_assert_eq(fq_timer_due(r.fq, &cpus[1]), UINT64_MAX);
 	cr_assert_eq(fq_tick(r.fq, &cpus[2], 11 * MS), 0);
-	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 1);
-	cr_assert_eq(r.freed_n, 2);
-	cr_assert(r.freed_by[1] == 2 && r.freed_by[2] == 2, "freed by CPUs %u and %u",
-		  r.freed_by[1], r.freed_by[2]);
-	cr_assert_eq(fq_tick(r.fq, &cpus[3], 11 * MS), 0);
+	cr_assert_eq(fq_tick(r.fq, &cpus[1], 11 * MS), 0);
+	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 0, "run by a CPU that did not arm it");
+	/*
+	 * CPU 0 runs it: one flush, and it frees every ring's covered entries itself
+	 * (fq_flush_timeout() walks every CPU's queue): CPU 1's entry goes into CPU 0's cache.
+	 */
 	cr_assert_eq(fq_tick(r.fq, &cpus[0], 11 * MS), 0);
 	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 1);
-	cr_assert_eq(r.freed_n, 2, "freed twice");
+	cr_assert_eq(r.freed_n, 3);
+	cr_assert(r.freed_by[1] == 0 && r.freed_by[2] == 0 && r.freed_by[7] == 0,
+		  "freed by CPUs %u, %u and %u", r.freed_by[1], r.freed_by[2], r.freed_by[7]);
+	cr_assert_eq(fq_timer_due(r.fq, &cpus[0]), UINT64_MAX, "still armed");
+	cr_assert_eq(fq_tick(r.fq, &cpus[1], 11 * MS), 0);
+	cr_assert_eq(fq_tick(r.fq, &cpus[0], 11 * MS), 0);
+	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 1);
+	cr_assert_eq(r.freed_n, 3, "freed twice");
 	/* Disarmed until the next queueing, which arms it again. */
 	cr_assert_eq(fq_tick(r.fq, &cpus[0], 100 * MS), 0);
 	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 1);
@@ -170,8 +177,8 @@ Test(flush_queue, an_entry_queued_during_a_flush_waits_for_the_next)
 	cr_assert_eq(r.freed[1] + r.freed[2], 2);
 	cr_assert_eq(fq_tick(r.fq, &cpus[1], 0), 0);
 	cr_assert_eq(r.freed[50], 0, "freed by a flush that was running when it was queued");
-	/* The next flush covers it. */
-	cr_assert_eq(fq_tick(r.fq, &cpus[1], 10 * MS), 0);
+	/* The next flush covers it: the timeout CPU 0 armed, which frees CPU 1's ring too. */
+	cr_assert_eq(fq_tick(r.fq, &cpus[0], 10 * MS), 0);
 	cr_assert_eq(r.flushes[FQ_FLUSH_TIMEOUT], 1);
 	cr_assert_eq(r.freed[50], 1);
 	fq_free(r.fq);
