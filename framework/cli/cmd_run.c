@@ -248,8 +248,8 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 		 "sim model: atomic = %s, home_ns = %g, occupancy = %g, read_occupancy = %g, "
 		 "atomic_ns = %g, local_ns = %g, op_ns = %g, poll_ns = %g\n",
 		 m->atomic >= 0 && m->atomic < 3 ? atomic_modes[m->atomic] : "?", m->home_ns,
-		 m->occupancy, m->read_occupancy < 0 ? m->occupancy : m->read_occupancy,
-		 m->atomic_ns, m->local_ns, m->op_ns, m->poll_ns);
+		 m->occupancy, machine_read_occupancy(m), m->atomic_ns, m->local_ns, m->op_ns,
+		 m->poll_ns);
 	return 0;
 }
 

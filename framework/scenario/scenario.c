@@ -351,24 +351,6 @@ static void check_smt(struct loader *L)
 			   "smt_share");
 }
 
-/* [machine] read_occupancy: -1 (as occupancy) or a fraction; what lies between is a typo. */
-static void check_read_occupancy(struct loader *L)
-{
-	const struct entry *e = last_entry(L, "machine", "read_occupancy");
-	const struct sweep_axis *ax = scenario_find_axis(L->s, "machine", "read_occupancy");
-	double v = L->s->base.machine.read_occupancy;
-	bool bad = v < 0 && v != -1;
-
-	for (size_t i = 0; ax && i < ax->n_values; i++) {
-		double x = strtod(ax->values[i], NULL);
-		bad |= x < 0 && x != -1;
-	}
-	if (bad)
-		scn_report(L, e, e ? e->line : 0, "machine", "read_occupancy",
-			   "is a fraction of a transfer, 0 to 1, or -1 for occupancy's value; "
-			   "a negative one other than -1 means neither");
-}
-
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -393,8 +375,6 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 		check_micro_critical(&L);
 	if (!L.n_msgs && !L.oom)
 		check_smt(&L);
-	if (!L.n_msgs && !L.oom)
-		check_read_occupancy(&L);
 out:
 	if (finish(&L, diags))
 		return L.s;

@@ -154,7 +154,7 @@ struct scenario_machine {
 	double atomic_ns;      /* read-modify-write once the line is there */
 	double op_ns;	       /* added to every lab.h operation */
 	double occupancy;      /* fraction of a transfer during which the line serves nobody else */
-	double read_occupancy; /* the same for a read miss; < 0: occupancy */
+	double read_occupancy; /* the same for a read miss; 0: occupancy (machine_read_occupancy) */
 	double fail_hold; /* a far CAS whose compare fails holds the line this share of an atomic's
 			     time */
 	int atomic;	  /* enum machine_atomic: near (x86) | far (Arm LSE) | adaptive */
@@ -171,6 +171,12 @@ struct scenario_machine {
 				  threads; 0: none */
 	double smt_share;      /* a thread's speed at local work while its sibling runs too */
 };
+
+/* The share of a read miss's transfer the line is held for: read_occupancy, 0 meaning occupancy. */
+static inline double machine_read_occupancy(const struct scenario_machine *m)
+{
+	return m->read_occupancy > 0 ? m->read_occupancy : m->occupancy;
+}
 
 /* [faults]: fault injection (see framework/device/smmu.h and framework/engine/host.h) */
 struct scenario_faults {

@@ -278,9 +278,9 @@ static const struct lab_param machine_params[] = {
 	  "added to every lab.h operation: the instructions around it"),
 	P(scenario_machine, occupancy, LAB_PARAM_DOUBLE, "1", 0, 1, NULL,
 	  "fraction of a transfer during which the line cannot serve the next requester"),
-	P(scenario_machine, read_occupancy, LAB_PARAM_DOUBLE, "-1", -1, 1, NULL,
+	P(scenario_machine, read_occupancy, LAB_PARAM_DOUBLE, "0", 0, 1, NULL,
 	  "the same for a read miss (a copy handed out shared) where it differs from an "
-	  "ownership transfer's; -1: occupancy"),
+	  "ownership transfer's; 0: occupancy"),
 	P(scenario_machine, fail_hold, LAB_PARAM_DOUBLE, "0.24", 0, 1, NULL,
 	  "a far CAS whose compare fails holds the line this fraction of a far atomic's time "
 	  "(occupancy x home_ns): the home reads and compares, writes nothing, invalidates no "

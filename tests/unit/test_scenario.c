@@ -699,31 +699,34 @@ Test(scenario, smt_keys_need_a_topology_and_each_other, .timeout = 5)
 	remove_tmp();
 }
 
-/* read_occupancy: -1 (occupancy's value) or a fraction; another negative is refused, swept too. */
-Test(scenario, read_occupancy_is_a_fraction_or_minus_one, .timeout = 5)
+/* read_occupancy: a fraction of a transfer, refused outside [0, 1] (swept too); 0, the
+ * default, is occupancy's value. */
+Test(scenario, read_occupancy_is_a_fraction_and_defaults_to_occupancy, .timeout = 5)
 {
 	static const char *const bad[] = {
-		":5: [machine] read_occupancy: is a fraction of a transfer, 0 to 1, or -1 for "
-		"occupancy's value; a negative one other than -1 means neither",
+		":5: [machine] read_occupancy: -0.5 not in [0, 1]",
+	};
+	static const char *const bad_swept[] = {
+		":5: [sweep] machine.read_occupancy: -0.5 not in [0, 1]",
 	};
 	struct scenario *s;
 
 	expect_load_errors("[scenario]\nworkload = micro\nengine = sim\n[machine]\n"
 			   "read_occupancy = -0.5\n",
 			   NULL, 0, bad, N(bad));
-	struct diag_list d = { 0 };
-	write_tmp("[scenario]\nworkload = micro\nengine = sim\n[sweep]\n"
-		  "machine.read_occupancy = 0.1, -0.5\n");
-	s = scenario_load(tmp_path, NULL, 0, &lookup, &d);
+	expect_load_errors("[scenario]\nworkload = micro\nengine = sim\n[sweep]\n"
+			   "machine.read_occupancy = 0.1, -0.5\n",
+			   NULL, 0, bad_swept, N(bad_swept));
+	write_tmp("[scenario]\nworkload = micro\nengine = sim\n[machine]\npreset = none\n"
+		  "occupancy = 0.4\n");
+	s = load_ok(tmp_path, NULL, 0);
+	cr_assert_eq(machine_read_occupancy(&s->base.machine), 0.4, "unset: occupancy's value");
+	scenario_free(s);
 	remove_tmp();
-	cr_assert_null(s);
-	cr_assert(d.n == 1 && strstr(d.msgs[0], "read_occupancy: is a fraction"), "%s",
-		  d.n ? d.msgs[0] : "(no message)");
-	diag_clear(&d);
 	write_tmp("[scenario]\nworkload = micro\nengine = sim\n[machine]\npreset = none\n"
 		  "read_occupancy = 0.1\n");
 	s = load_ok(tmp_path, NULL, 0);
-	cr_assert_eq(s->base.machine.read_occupancy, 0.1);
+	cr_assert_eq(machine_read_occupancy(&s->base.machine), 0.1);
 	cr_assert_eq(s->base.machine.occupancy, 1, "occupancy keeps its own value");
 	scenario_free(s);
 	remove_tmp();

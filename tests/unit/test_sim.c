@@ -689,7 +689,7 @@ static int op_read_or_write(void *arg, struct lab_cpu *c, struct hist *h, bool m
  * [machine] read_occupancy: eight CPUs miss on one line at time 0, every transfer 100 ns.
  * Ownership transfers hold the line occupancy x 100 = 100 ns each, so the k-th store is done
  * at 100 + 100k; reads hold it read_occupancy x 100 = 10 ns each, so the k-th load is done at
- * 100 + 10k. Left at -1, reads hold it as long as ownership transfers do.
+ * 100 + 10k. Left at 0, reads hold it as long as ownership transfers do.
  */
 Test(sim, read_misses_hold_the_line_for_read_occupancy)
 {
@@ -706,7 +706,7 @@ Test(sim, read_misses_hold_the_line_for_read_occupancy)
 				     "%s %lu done at %lu", read_mode ? "load" : "store",
 				     (unsigned long)k, (unsigned long)sh->log_t[k]);
 	}
-	mach.read_occupancy = -1;
+	mach.read_occupancy = 0;
 	read_mode = true;
 	run(op_read_or_write, 8, 1, 0, &mach, &o);
 	cr_assert_eq(sh->log_t[7], 800, "load 7 done at %lu", (unsigned long)sh->log_t[7]);

@@ -25,7 +25,7 @@ void sim_machine_defaults(struct scenario_machine *m)
 	m->atomic_ns = 5;
 	m->op_ns = 0.5;
 	m->occupancy = 1;
-	m->read_occupancy = -1;
+	m->read_occupancy = 0;
 	m->fail_hold = 0.24;
 	m->atomic = MACHINE_ATOMIC_NEAR;
 	m->poll_ns = 50;

@@ -236,7 +236,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->home_ps = ns_to_ps(m->home_ns);
 	s->poll_ps = ns_to_ps(m->poll_ns > 0 ? m->poll_ns : 1);
 	s->occupancy = m->occupancy;
-	s->read_occupancy = m->read_occupancy < 0 ? m->occupancy : m->read_occupancy;
+	s->read_occupancy = machine_read_occupancy(m);
 	s->home_hold_ps = ns_to_ps(m->home_hold_ns);
 	s->cas_hold_ps = ns_to_ps(m->cas_hold_ns);
 	s->fail_hold = m->fail_hold;
