@@ -26,6 +26,8 @@
  */
 #define SCENARIO_MAX_LINE 199
 
+/* The most CPUs a scenario may ask for ([scenario] cpus; sweeps too). */
+#define SCENARIO_MAX_CPUS 4096
 /* The most virtual CPUs engine = sim runs (SIM_MAX_CPUS), checked when a scenario loads. */
 #define SCENARIO_SIM_MAX_CPUS 1024
 /*

@@ -40,7 +40,7 @@ static const struct lab_param main_params[] = {
 	  "the loop each CPU runs: cmdq (TLBI + CMD_SYNC), iova (alloc/free), dma (both)"),
 	P(scenario_main, engine, LAB_PARAM_ENUM, "native", 0, 0, engine_choices,
 	  "native: real threads and atomics; sim: simulated many-core machine"),
-	P(scenario_main, cpus, LAB_PARAM_UINT, "1", 1, 4096, NULL,
+	P(scenario_main, cpus, LAB_PARAM_UINT, "1", 1, SCENARIO_MAX_CPUS, NULL,
 	  "CPUs in the trial (worker threads natively, virtual CPUs in the sim)"),
 	P(scenario_main, duration_ms, LAB_PARAM_UINT, "500", 1, 3600000, NULL,
 	  "measured time per trial"),

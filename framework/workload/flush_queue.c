@@ -2,6 +2,8 @@
 /* flush_queue -- dma-iommu.c's flush queue for lazy invalidation (see flush_queue.h). */
 #include "workload/flush_queue.h"
 
+#include "scenario/scenario.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +37,8 @@ struct flush_queue {
  * and the CPU that armed it (mod_timer() queues it there), which is the one that runs it.
  */
 #define TIMER_CPU_BITS 12
+
+_Static_assert(SCENARIO_MAX_CPUS <= 1u << TIMER_CPU_BITS, "every CPU id must fit the timer word");
 
 static uint64_t timer_word(uint64_t expiry, uint32_t cpu)
 {

@@ -78,7 +78,7 @@ struct sim_topology {
 int sim_topology_load(const char *path, struct sim_topology *t, char *err, size_t err_len);
 void sim_topology_free(struct sim_topology *t);
 
-/* [machine] smt_ns: the core sharing core's core in t (a transfer of at most smt_ns), or -1. */
+/* [machine] smt_ns: core's SMT sibling in t (the other core at most smt_ns away), or -1. */
 int32_t sim_topology_smt_sibling(const struct sim_topology *t, uint32_t core, double smt_ns);
 
 /* The device (or any other agent) as the engine sees it. */
