@@ -311,14 +311,19 @@ out_path:
 static const struct {
 	const char *name;
 	const char *op;
+	unsigned per_row; /* ops of the micro op in one of the row's (ops per acquire) */
 } lockhammer_map[] =
     {
-	{"ticket_spinlock",
-	 "ticket_lock"}, /* lh_ticket_spinlock: fetch-add ticket, spin on owner */
+	/* lh_ticket_spinlock: fetch-add a ticket, spin until the owner field shows it */
+	{ "ticket_spinlock", "ticket_lock", 1 },
+	/* lh_swap_mutex: xchg until it returns 0 (test-and-set, no pause), release: a store */
+	{ "swap_mutex", "tas_lock", 1 },
+	/* lh_incdec_refcount: a fetch-add to acquire, a fetch-sub to release: two atomic_adds */
+	{ "incdec_refcount", "atomic_add", 2 },
 },
   folly_map[] = {
-      {"atomic_cas", "cas_add"},	  /* load, then compare_exchange_strong until it succeeds */
-      {"atomic_fetch_xor", "atomic_add"}, /* one locked RMW per op (lock xor ~ lock xadd) */
+      { "atomic_cas", "cas_add", 1 }, /* load, then compare_exchange_strong until it succeeds */
+      { "atomic_fetch_xor", "atomic_add", 1 }, /* one locked RMW per op (lock xor ~ lock xadd) */
 };
 
 #define N_LH	(sizeof(lockhammer_map) / sizeof(lockhammer_map[0]))
@@ -355,7 +360,8 @@ static bool blank_or_comment(const char *l)
  * num_threads, avg_exectx, scheduled_time_per_access, real_time_per_access, access_rate (wall
  * ns per acquire, all threads together), avg_lock_depth, date, host, ../build/lh_WORKLOAD,
  * then the command line (-t N -a N -c CRIT -p PAR [-o PINS]). One host and one -c/-p setting
- * per file: the per-thread ns per op is access_rate x num_threads, averaged over repeats.
+ * per file: the per-thread ns per op is access_rate x num_threads (over the micro ops one
+ * acquire makes: two for incdec_refcount), averaged over repeats.
  */
 #define LH_FIELDS 20
 
@@ -371,6 +377,7 @@ static int load_lockhammer(const char *path, char *text, struct calib_curve *c, 
 		char *f[LH_FIELDS], *save = NULL, *tok, cur[128] = "";
 		unsigned n = 0, cpus;
 		const char *op = NULL, *wl;
+		unsigned per_row = 1;
 		double rate;
 
 		lineno++;
@@ -416,20 +423,21 @@ static int load_lockhammer(const char *path, char *text, struct calib_curve *c, 
 		}
 		wl = f[8] + 12;
 		for (size_t i = 0; i < N_LH && !op; i++)
-			if (!strcmp(lockhammer_map[i].name, wl))
+			if (!strcmp(lockhammer_map[i].name, wl)) {
 				op = lockhammer_map[i].op;
+				per_row = lockhammer_map[i].per_row;
+			}
 		if (!op)
 			continue;
-		ret = curve_add(c, op, cpus, rate * cpus);
+		ret = curve_add(c, op, cpus, rate * cpus / per_row);
 		if (ret)
 			return set_err(err, len, ret, "out of memory");
 	}
 	if (!c->n_used)
-		return set_err(
-			err, len, -ENODATA,
-			"%s: no lockhammer row of workload 'ticket_spinlock' (what the micro "
-			"ops are compared with)",
-			path);
+		return set_err(err, len, -ENODATA,
+			       "%s: no lockhammer row of workload 'ticket_spinlock', 'swap_mutex' "
+			       "or 'incdec_refcount' (what the micro ops are compared with)",
+			       path);
 	return 0;
 }
 

@@ -116,9 +116,10 @@ static void ttas_op(struct micro_wl *w, struct lab_cpu *c)
 	uint32_t v;
 
 	for (;;) {
-		/* Spin on a shared copy; only a word seen free is worth taking the line for. */
+		/* Spin on a shared copy; only a word seen free is worth taking the line for, with
+		 * a CAS (libslock's CAS_U8): one that finds the lock taken writes nothing. */
 		LAB_COND_LOAD32(c, &w->word.v, v, v == 0, LAB_RELAXED);
-		if (!lab_xchg32(&w->word.v, 1, LAB_ACQUIRE))
+		if (!lab_cas32(&w->word.v, 0, 1, LAB_ACQUIRE))
 			break;
 	}
 	locked_work(w, c);

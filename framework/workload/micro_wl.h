@@ -12,7 +12,8 @@
  * The other locks of mctop's lock curves (configs/calibration/mctop-*), each around a plain
  * increment of a counter on a line of its own (the data the lock protects):
  *   tas_lock     test-and-set: xchg until it returns 0, the line taken by every attempt;
- *   ttas_lock    test-and-test-and-set: wait until the word reads 0, then xchg;
+ *   ttas_lock    test-and-test-and-set: wait until the word reads 0, then CAS it 0 -> 1 (as
+ *                libslock's ttas, the EPFL lab's locks behind mctop's curves);
  *   mcs_lock     Mellor-Crummey and Scott: a queue of per-CPU nodes, each CPU spinning on
  *                its own node until its predecessor hands over;
  *   clh_lock     Craig, Landin and Hagersten: each CPU spins on its predecessor's node and

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""calibration_sets -- hold a shipped calibration set to its documented result.
+
+Runs configs/calibrate-SET.ini on the sim, then `iommulab calibrate` against the set's measured
+data in configs/calibration/ (DATA below), and checks every point's error (sim against
+measured, in percent) against the values README "Engines" documents (DOCUMENTED below, the
+same run): within 1 percentage point each, no point more or less, and calibrate's exit status
+(1 while any judged point misses 25%; 1-CPU points are printed, not judged). The sim is
+deterministic, so a moved number is a changed model: update README and this table together,
+with the reason.
+
+usage: calibration_sets.py IOMMULAB SOURCE_ROOT OUT_DIR SET
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+# The measured data each configs/calibrate-SET.ini is compared with (configs/calibration/).
+DATA = {
+    "graviton2": "graviton2-atomics.csv",
+    "lockhammer-x86-3": "lockhammer-x86-3.csv",
+    "folly-e5": "folly-e5-2680v4.txt",
+    "mctop-lpdxeon2680": "mctop-lpdxeon2680-locks.txt",
+    "mctop-lpdquad": "mctop-lpdquad-locks.txt",
+    "mctop-lpd48core": "mctop-lpd48core-locks.txt",
+    "mctop-diassrv8": "mctop-diassrv8-locks.txt",
+}
+
+# (op, threads): error in percent of the shipped configs/calibrate-SET.ini.
+DOCUMENTED = {
+    "graviton2": {
+        ("atomic_add", 1): 0.0, ("atomic_add", 2): 10.6, ("atomic_add", 3): 7.6,
+        ("atomic_add", 4): 8.5, ("atomic_add", 5): 3.1, ("atomic_add", 6): 0.1,
+        ("atomic_add", 7): -0.3, ("atomic_add", 8): -0.3, ("atomic_add", 9): 0.1,
+        ("atomic_add", 10): 0.3, ("atomic_add", 11): -0.8, ("atomic_add", 12): -1.5,
+        ("atomic_add", 13): -1.3, ("atomic_add", 14): -1.0, ("atomic_add", 15): -0.5,
+        ("atomic_add", 16): 0.0, ("cas_add", 1): -19.0, ("cas_add", 2): 24.5, ("cas_add", 3): 15.9,
+        ("cas_add", 4): 11.6, ("cas_add", 5): -3.1, ("cas_add", 6): -10.4, ("cas_add", 7): -17.8,
+        ("cas_add", 8): -19.6, ("cas_add", 9): -19.3, ("cas_add", 10): -19.0,
+        ("cas_add", 11): -21.2, ("cas_add", 12): -23.1, ("cas_add", 13): -20.9,
+        ("cas_add", 14): -18.7, ("cas_add", 15): -18.7, ("cas_add", 16): -18.7,
+        ("ticket_lock", 1): 4.9, ("ticket_lock", 2): 19.1, ("ticket_lock", 3): 10.5,
+        ("ticket_lock", 4): 11.7, ("ticket_lock", 5): 15.2, ("ticket_lock", 6): 16.3,
+        ("ticket_lock", 7): 14.4, ("ticket_lock", 8): 15.1, ("ticket_lock", 9): 15.9,
+        ("ticket_lock", 10): 18.6, ("ticket_lock", 11): 15.0, ("ticket_lock", 12): 11.6,
+        ("ticket_lock", 13): 9.7, ("ticket_lock", 14): 8.3, ("ticket_lock", 15): 7.9,
+        ("ticket_lock", 16): 8.0,
+    },
+    "lockhammer-x86-3": {
+        ("atomic_add", 1): -19.6, ("atomic_add", 2): 90.0, ("atomic_add", 4): -10.7,
+        ("atomic_add", 8): -5.6, ("atomic_add", 16): -1.3, ("atomic_add", 24): -4.3,
+        ("atomic_add", 32): -3.6, ("atomic_add", 44): -3.5, ("atomic_add", 48): 0.7,
+        ("atomic_add", 64): 12.5, ("atomic_add", 72): 20.1, ("atomic_add", 88): -3.7,
+        ("tas_lock", 1): -36.3, ("tas_lock", 2): 183.1, ("tas_lock", 4): 85.0,
+        ("tas_lock", 8): 37.8, ("tas_lock", 16): 25.4, ("tas_lock", 24): 20.0,
+        ("tas_lock", 32): 15.5, ("tas_lock", 44): 10.6, ("tas_lock", 48): 8.9,
+        ("tas_lock", 64): -3.2, ("tas_lock", 72): -9.1, ("tas_lock", 88): -3.6,
+        ("ticket_lock", 1): -39.9, ("ticket_lock", 2): 160.0, ("ticket_lock", 4): 3.1,
+        ("ticket_lock", 8): -3.6, ("ticket_lock", 16): -1.0, ("ticket_lock", 24): 3.8,
+        ("ticket_lock", 32): 6.0, ("ticket_lock", 44): 6.7, ("ticket_lock", 48): 1.0,
+        ("ticket_lock", 64): 0.2, ("ticket_lock", 72): 1.5, ("ticket_lock", 88): 1.2,
+    },
+    "folly-e5": {
+        ("atomic_add", 1): -0.1, ("atomic_add", 2): 10.8, ("atomic_add", 4): 0.2,
+        ("atomic_add", 8): -21.2, ("atomic_add", 16): -16.8, ("atomic_add", 32): 7.2,
+        ("cas_add", 1): -0.4, ("cas_add", 2): 30.2, ("cas_add", 4): 28.2, ("cas_add", 8): 1.6,
+        ("cas_add", 16): -19.7, ("cas_add", 32): 72.6,
+    },
+    "mctop-lpdxeon2680": {
+        ("clh_lock", 10): 8.9, ("clh_lock", 20): -18.6, ("clh_lock", 30): -8.4,
+        ("clh_lock", 40): -10.7, ("mcs_lock", 10): 10.0, ("mcs_lock", 20): -11.1,
+        ("mcs_lock", 30): -4.6, ("mcs_lock", 40): -8.2, ("tas_lock", 10): 22.0,
+        ("tas_lock", 20): 54.3, ("tas_lock", 30): 99.5, ("tas_lock", 40): 179.2,
+        ("ticket_lock", 10): 4.6, ("ticket_lock", 20): -14.4, ("ticket_lock", 30): 1.5,
+        ("ticket_lock", 40): 5.5, ("ttas_lock", 10): 9.8, ("ttas_lock", 20): -4.0,
+        ("ttas_lock", 30): 23.5, ("ttas_lock", 40): 9.4,
+    },
+    "mctop-lpdquad": {
+        ("clh_lock", 12): 19.0, ("clh_lock", 24): -8.8, ("clh_lock", 36): -18.2,
+        ("clh_lock", 48): -21.9, ("clh_lock", 60): -6.8, ("clh_lock", 72): -4.6,
+        ("clh_lock", 84): -9.1, ("clh_lock", 96): -11.4, ("mcs_lock", 12): 28.2,
+        ("mcs_lock", 24): 4.8, ("mcs_lock", 36): -2.0, ("mcs_lock", 48): -5.0,
+        ("mcs_lock", 60): 3.3, ("mcs_lock", 72): 5.0, ("mcs_lock", 84): 2.3, ("mcs_lock", 96): 0.2,
+        ("tas_lock", 12): 43.3, ("tas_lock", 24): 32.8, ("tas_lock", 36): 3.2,
+        ("tas_lock", 48): -2.5, ("tas_lock", 60): 35.5, ("tas_lock", 72): 85.1,
+        ("tas_lock", 84): 143.9, ("tas_lock", 96): 189.2, ("ticket_lock", 12): -16.5,
+        ("ticket_lock", 24): -24.2, ("ticket_lock", 36): -30.8, ("ticket_lock", 48): -36.9,
+        ("ticket_lock", 60): -25.9, ("ticket_lock", 72): -19.6, ("ticket_lock", 84): -14.6,
+        ("ticket_lock", 96): -10.4, ("ttas_lock", 12): 12.4, ("ttas_lock", 24): -2.6,
+        ("ttas_lock", 36): -30.5, ("ttas_lock", 48): -39.5, ("ttas_lock", 60): -12.5,
+        ("ttas_lock", 72): -9.4, ("ttas_lock", 84): -4.2, ("ttas_lock", 96): -5.7,
+    },
+    "mctop-lpd48core": {
+        ("clh_lock", 6): -50.0, ("clh_lock", 12): -50.5, ("clh_lock", 24): -52.2,
+        ("clh_lock", 48): -52.2, ("mcs_lock", 6): -46.4, ("mcs_lock", 12): -45.8,
+        ("mcs_lock", 24): -47.0, ("mcs_lock", 48): -46.9, ("tas_lock", 6): -29.9,
+        ("tas_lock", 12): -17.6, ("tas_lock", 24): -30.9, ("tas_lock", 48): -28.1,
+        ("ticket_lock", 6): -64.2, ("ticket_lock", 12): -69.4, ("ticket_lock", 24): -77.3,
+        ("ticket_lock", 48): -86.6, ("ttas_lock", 6): -51.8, ("ttas_lock", 12): -64.5,
+        ("ttas_lock", 24): -68.5, ("ttas_lock", 48): -81.5,
+    },
+    "mctop-diassrv8": {
+        ("clh_lock", 20): -49.8, ("clh_lock", 40): -56.1, ("clh_lock", 60): -57.1,
+        ("clh_lock", 80): -57.4, ("clh_lock", 100): -57.5, ("clh_lock", 120): -54.7,
+        ("clh_lock", 140): -52.2, ("clh_lock", 160): -51.1, ("mcs_lock", 20): -43.9,
+        ("mcs_lock", 40): -48.6, ("mcs_lock", 60): -48.4, ("mcs_lock", 80): -48.5,
+        ("mcs_lock", 100): -49.1, ("mcs_lock", 120): -50.1, ("mcs_lock", 140): -48.1,
+        ("mcs_lock", 160): -46.1, ("tas_lock", 20): -63.4, ("tas_lock", 40): -52.6,
+        ("tas_lock", 60): -44.3, ("tas_lock", 80): -58.1, ("tas_lock", 100): -19.7,
+        ("tas_lock", 120): -34.2, ("tas_lock", 140): -25.1, ("tas_lock", 160): -10.3,
+        ("ticket_lock", 20): -44.1, ("ticket_lock", 40): -53.4, ("ticket_lock", 60): -60.6,
+        ("ticket_lock", 80): -69.2, ("ticket_lock", 100): -61.7, ("ticket_lock", 120): -63.1,
+        ("ticket_lock", 140): -59.0, ("ticket_lock", 160): -56.0, ("ttas_lock", 20): -56.9,
+        ("ttas_lock", 40): -77.0, ("ttas_lock", 60): -83.7, ("ttas_lock", 80): -86.4,
+        ("ttas_lock", 100): -77.7, ("ttas_lock", 120): -77.2, ("ttas_lock", 140): -77.3,
+        ("ttas_lock", 160): -77.0,
+    },
+}
+SLACK_PP = 1.0
+TOLERANCE = 25.0
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    exe, root, out, name = sys.argv[1:]
+    want = DOCUMENTED[name]
+    run_dir = os.path.join(out, name)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    ini = os.path.join(root, "configs", f"calibrate-{name}.ini")
+    data = os.path.join(root, "configs", "calibration", DATA[name])
+    subprocess.run([exe, "run", ini, "--out", run_dir], check=True, stdout=subprocess.DEVNULL)
+    cal = subprocess.run([exe, "calibrate", run_dir, data], stdout=subprocess.PIPE, text=True)
+    judged = {k: e for k, e in want.items() if k[1] > 1}
+    misses = sum(abs(e) > TOLERANCE for e in judged.values())
+    if cal.returncode != (1 if misses else 0):
+        sys.exit(f"calibrate exited {cal.returncode}, documented {misses} misses:\n{cal.stdout}")
+    with open(os.path.join(run_dir, "calibration.csv")) as f:
+        got = {(r["op"], int(r["cpus"])): float(r["error_pct"])
+               for r in csv.DictReader(f) if r["error_pct"]}
+    bad = []
+    for key, err in sorted(want.items()):
+        if key not in got:
+            bad.append(f"{key[0]} at {key[1]}: no point (documented {err:+.1f}%)")
+        elif abs(got[key] - err) > SLACK_PP:
+            bad.append(f"{key[0]} at {key[1]}: {got[key]:+.1f}% (documented {err:+.1f}%)")
+    bad += [f"{k[0]} at {k[1]}: judged but not documented" for k in sorted(set(got) - set(want))]
+    if bad:
+        sys.exit(f"{name}: the set moved from README's result:\n  " + "\n  ".join(bad))
+    print(f"{name}: {len(want)} points as documented, {len(judged) - misses} of the "
+          f"{len(judged)} judged within 25%")
+
+
+if __name__ == "__main__":
+    main()
