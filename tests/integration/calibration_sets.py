@@ -22,12 +22,38 @@ import sys
 DATA = {
     "graviton2": "graviton2-atomics.csv",
     "lockhammer-x86-3": "lockhammer-x86-3.csv",
+    "lockhammer-x86-3-c200-p1000": "lockhammer-x86-3-c200-p1000.csv",
+    "lockhammer-x86-3-c1000-p0": "lockhammer-x86-3-c1000-p0.csv",
+    "lockhammer-x86-3-c1000-p5000": "lockhammer-x86-3-c1000-p5000.csv",
     "folly-e5": "folly-e5-2680v4.txt",
     "mctop-lpdxeon2680": "mctop-lpdxeon2680-locks.txt",
     "mctop-lpdquad": "mctop-lpdquad-locks.txt",
     "mctop-lpd48core": "mctop-lpd48core-locks.txt",
     "mctop-diassrv8": "mctop-diassrv8-locks.txt",
 }
+
+# Sets predicted on another set's machine: their [machine] sections must be that one's, key for
+# key (a prediction, nothing set from its own curves).
+SAME_MACHINE = {
+    "lockhammer-x86-3-c200-p1000": "lockhammer-x86-3",
+    "lockhammer-x86-3-c1000-p0": "lockhammer-x86-3",
+    "lockhammer-x86-3-c1000-p5000": "lockhammer-x86-3",
+}
+
+
+def machine_keys(ini):
+    """The [machine] section's key = value pairs, comments dropped."""
+    keys, inside = {}, False
+    with open(ini) as f:
+        for line in f:
+            line = line.split(";")[0].strip()
+            if line.startswith("["):
+                inside = line == "[machine]"
+            elif inside and "=" in line:
+                k, v = (x.strip() for x in line.split("=", 1))
+                keys[k] = v
+    return keys
+
 
 # (op, threads): error in percent of the shipped configs/calibrate-SET.ini.
 DOCUMENTED = {
@@ -62,6 +88,36 @@ DOCUMENTED = {
         ("ticket_lock", 8): -3.6, ("ticket_lock", 16): -1.0, ("ticket_lock", 24): 3.8,
         ("ticket_lock", 32): 6.0, ("ticket_lock", 44): 6.7, ("ticket_lock", 48): 1.0,
         ("ticket_lock", 64): 0.2, ("ticket_lock", 72): 1.5, ("ticket_lock", 88): 1.2,
+    },
+    "lockhammer-x86-3-c200-p1000": {
+        ("tas_lock", 1): -0.1, ("tas_lock", 2): -11.7, ("tas_lock", 4): -15.8,
+        ("tas_lock", 8): 9.4, ("tas_lock", 16): 6.1, ("tas_lock", 24): 6.6, ("tas_lock", 32): 9.5,
+        ("tas_lock", 44): 8.9, ("tas_lock", 48): -51.6, ("tas_lock", 64): -41.8,
+        ("tas_lock", 72): -41.4, ("tas_lock", 88): -41.1, ("ticket_lock", 1): -0.2,
+        ("ticket_lock", 2): -17.0, ("ticket_lock", 4): -17.9, ("ticket_lock", 8): -7.3,
+        ("ticket_lock", 16): -6.8, ("ticket_lock", 24): -11.0, ("ticket_lock", 32): -14.0,
+        ("ticket_lock", 44): -24.7, ("ticket_lock", 48): -48.6, ("ticket_lock", 64): -44.1,
+        ("ticket_lock", 72): -41.4, ("ticket_lock", 88): -40.7,
+    },
+    "lockhammer-x86-3-c1000-p0": {
+        ("tas_lock", 1): -0.4, ("tas_lock", 2): 27.8, ("tas_lock", 4): 56.5, ("tas_lock", 8): 57.3,
+        ("tas_lock", 16): 46.1, ("tas_lock", 24): 42.4, ("tas_lock", 32): 37.3,
+        ("tas_lock", 44): 32.3, ("tas_lock", 48): 20.9, ("tas_lock", 64): -14.4,
+        ("tas_lock", 72): -20.3, ("tas_lock", 88): -27.4, ("ticket_lock", 1): -0.7,
+        ("ticket_lock", 2): 11.4, ("ticket_lock", 4): 10.7, ("ticket_lock", 8): 14.6,
+        ("ticket_lock", 16): 17.3, ("ticket_lock", 24): 19.8, ("ticket_lock", 32): 19.4,
+        ("ticket_lock", 44): 21.1, ("ticket_lock", 48): 8.9, ("ticket_lock", 64): 10.3,
+        ("ticket_lock", 72): 11.0, ("ticket_lock", 88): 12.8,
+    },
+    "lockhammer-x86-3-c1000-p5000": {
+        ("tas_lock", 1): -0.0, ("tas_lock", 2): -8.3, ("tas_lock", 4): -8.4, ("tas_lock", 8): 4.7,
+        ("tas_lock", 16): 11.3, ("tas_lock", 24): 11.8, ("tas_lock", 32): 10.4,
+        ("tas_lock", 44): 6.7, ("tas_lock", 48): -22.1, ("tas_lock", 64): -37.0,
+        ("tas_lock", 72): -32.4, ("tas_lock", 88): -37.4, ("ticket_lock", 1): -0.0,
+        ("ticket_lock", 2): -8.6, ("ticket_lock", 4): -9.2, ("ticket_lock", 8): -4.8,
+        ("ticket_lock", 16): 1.7, ("ticket_lock", 24): 5.5, ("ticket_lock", 32): 4.9,
+        ("ticket_lock", 44): 9.2, ("ticket_lock", 48): -2.8, ("ticket_lock", 64): -3.5,
+        ("ticket_lock", 72): -2.2, ("ticket_lock", 88): -11.8,
     },
     "folly-e5": {
         ("atomic_add", 1): -0.1, ("atomic_add", 2): 10.8, ("atomic_add", 4): 0.2,
@@ -132,6 +188,11 @@ def main():
     shutil.rmtree(run_dir, ignore_errors=True)
     ini = os.path.join(root, "configs", f"calibrate-{name}.ini")
     data = os.path.join(root, "configs", "calibration", DATA[name])
+    if name in SAME_MACHINE:
+        base = os.path.join(root, "configs", f"calibrate-{SAME_MACHINE[name]}.ini")
+        if machine_keys(ini) != machine_keys(base):
+            sys.exit(f"{name}: its [machine] is not {SAME_MACHINE[name]}'s:\n"
+                     f"  {machine_keys(ini)}\n  {machine_keys(base)}")
     subprocess.run([exe, "run", ini, "--out", run_dir], check=True, stdout=subprocess.DEVNULL)
     cal = subprocess.run([exe, "calibrate", run_dir, data], stdout=subprocess.PIPE, text=True)
     judged = {k: e for k, e in want.items() if k[1] > 1}
