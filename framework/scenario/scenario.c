@@ -351,6 +351,22 @@ static void check_smt(struct loader *L)
 			   "smt_share");
 }
 
+/*
+ * The dma workload's jobs move with [workload.dma] migrate_ns; [workload.iova]'s is the iova
+ * workload's and would be silently nothing under workload = dma.
+ */
+static void check_dma_migrate(struct loader *L)
+{
+	const struct entry *e = last_entry(L, "workload.iova", "migrate_ns");
+
+	if (L->s->base.scenario.workload == WORKLOAD_DMA &&
+	    (L->s->base.wl_iova.migrate_ns ||
+	     scenario_find_axis(L->s, "workload.iova", "migrate_ns")))
+		scn_report(L, e, e ? e->line : 0, "workload.iova", "migrate_ns",
+			   "moves the iova workload's jobs, and this scenario runs workload = dma: "
+			   "set [workload.dma] migrate_ns instead");
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -373,6 +389,8 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 		check_sim_cpus(&L);
 	if (!L.n_msgs && !L.oom)
 		check_micro_critical(&L);
+	if (!L.n_msgs && !L.oom)
+		check_dma_migrate(&L);
 	if (!L.n_msgs && !L.oom)
 		check_smt(&L);
 out:

@@ -113,6 +113,7 @@ struct scenario_wl_dma {
 	uint64_t depth;	      /* irq: I/Os in flight per job */
 	uint64_t irq_ns;      /* irq: completion work besides the unmap */
 	double trans_jitter;  /* irq: trans_ns varies uniformly by this fraction */
+	uint64_t migrate_ns;  /* irq: jobs move to another CPU this often (0: never) */
 
 	/* The invalidation mode (enum dma_mode: strict | lazy | passthrough) and its keys. */
 	int mode;

@@ -163,9 +163,8 @@ static const struct lab_param wl_iova_params[] = {
 	  "irq: each I/O's time drawn uniformly from io_ns x [1 - j, 1 + j], seeded (flash "
 	  "reads vary; a constant time locks submitters and IRQ CPUs into one cycle)"),
 	P(scenario_wl_iova, migrate_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
-	  "irq (and the dma workload's irq pattern): each job moves to a seeded random CPU this "
-	  "often, as an unpinned fio job woken for its completions wherever the scheduler finds "
-	  "room (0: jobs stay on their CPU)"),
+	  "irq: each job moves to a seeded random CPU this often, as an unpinned fio job woken "
+	  "for its completions wherever the scheduler finds room (0: jobs stay on their CPU)"),
 };
 
 static const char *const dma_pattern_choices[] = { "single", "ways", "irq", NULL };
@@ -210,6 +209,9 @@ static const struct lab_param wl_dma_params[] = {
 	  "blk_mq_complete_request)"),
 	P(scenario_wl_dma, trans_jitter, LAB_PARAM_DOUBLE, "0.5", 0, 1, NULL,
 	  "irq: each I/O's trans_ns drawn uniformly from trans_ns x [1 - j, 1 + j], seeded"),
+	P(scenario_wl_dma, migrate_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
+	  "irq: each job moves to a seeded random CPU this often, as an unpinned fio job woken "
+	  "for its completions wherever the scheduler finds room (0: jobs stay on their CPU)"),
 	P(scenario_wl_dma, mode, LAB_PARAM_ENUM, "strict", 0, 0, dma_mode_choices,
 	  "strict: each unmap invalidates (TLBI + CMD_SYNC) before it returns; lazy: unmapped "
 	  "IOVAs wait in a flush queue for one TLBI_NH_ASID + CMD_SYNC, then are freed "

@@ -148,6 +148,7 @@ static void dma_iova_params(const struct scenario_cfg *cfg, struct iova_wl_param
 		p->io_ns = w->trans_ns;
 		p->io_jitter = w->trans_jitter;
 	}
+	p->migrate_ns = w->pattern == DMA_PATTERN_IRQ ? w->migrate_ns : 0;
 }
 
 /* ---- micro --------------------------------------------------------------------------------- */

@@ -4,7 +4,8 @@
  * flushes on its timer in virtual time and when a ring fills, every flush is one CMD_SYNC,
  * every IOVA is back in the domain after the trial (the runner fails a trial that leaves
  * one), with every cmdq strategy and IOVA policy; passthrough issues nothing; strict's gather
- * and range invalidation issue the commands they say.
+ * and range invalidation issue the commands they say; the irq pattern's jobs move with
+ * [workload.dma] migrate_ns.
  */
 #include "dma_trial.h"
 
@@ -138,4 +139,32 @@ Test(dma_modes, strict_gather_and_range_invalidation, .timeout = 60)
 	run(&cfg, "cmpxchg", "list_depot", &r);
 	u = counter(&r, "dma_unmaps");
 	cr_assert_eq(counter(&r, "dma_tlbis"), 2 * u);
+}
+
+/*
+ * The irq pattern on 8 CPUs: 2 jobs, on CPUs 0 and 4, which are also the IRQ CPUs of the 2
+ * queues. Pinned, the other six CPUs do nothing; moving every 10 us (seeded), the jobs visit
+ * every CPU within the millisecond.
+ */
+Test(dma_modes, irq_jobs_move_with_migrate_ns, .timeout = 60)
+{
+	struct scenario_cfg cfg;
+	struct trial_result pinned, moving;
+
+	dma_cfg(&cfg, 8, DMA_MODE_STRICT);
+	cfg.wl_dma.pattern = DMA_PATTERN_IRQ;
+	cfg.wl_dma.submit_cpus = 2;
+	cfg.wl_dma.trans_ns = 20000;
+	run(&cfg, "cmpxchg", "list_depot", &pinned);
+	cr_assert_eq(pinned.ops_min_cpu, 0, "six CPUs have no job");
+	cr_assert_gt(pinned.ops, 0);
+	cfg.wl_dma.migrate_ns = 10000;
+	run(&cfg, "cmpxchg", "list_depot", &moving);
+	cr_assert_gt(moving.ops_min_cpu, 0, "every CPU ran a job for a while");
+	/* [workload.iova]'s key is the iova workload's: the dma workload does not read it */
+	cfg.wl_dma.migrate_ns = 0;
+	cfg.wl_iova.migrate_ns = 10000;
+	run(&cfg, "cmpxchg", "list_depot", &moving);
+	cr_assert_eq(moving.ops_min_cpu, 0);
+	cr_assert_eq(moving.ops, pinned.ops, "the same trial as pinned");
 }

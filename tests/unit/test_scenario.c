@@ -732,6 +732,41 @@ Test(scenario, read_occupancy_is_a_fraction_and_defaults_to_occupancy, .timeout 
 	remove_tmp();
 }
 
+/* The dma workload's jobs move with its own migrate_ns: [workload.iova]'s would be nothing. */
+Test(scenario, dma_jobs_move_with_their_own_migrate_ns, .timeout = 5)
+{
+	static const char *const iova_key[] = {
+		":7: [workload.iova] migrate_ns: moves the iova workload's jobs, and this scenario "
+		"runs workload = dma: set [workload.dma] migrate_ns instead",
+	};
+	static const char *const swept[] = {
+		":7: [workload.iova] migrate_ns: moves the iova workload's jobs, and this scenario "
+		"runs workload = dma: set [workload.dma] migrate_ns instead",
+	};
+	struct scenario *s;
+
+	expect_load_errors("[scenario]\nworkload = dma\n[plugins]\ncmdq = fake\niova = depot\n"
+			   "[workload.iova]\nmigrate_ns = 1000\n",
+			   NULL, 0, iova_key, N(iova_key));
+	expect_load_errors(
+		"[scenario]\nworkload = dma\n[plugins]\ncmdq = fake\niova = depot\n[sweep]\n"
+		"workload.iova.migrate_ns = 0, 1000\n",
+		NULL, 0, swept, N(swept));
+	write_tmp("[scenario]\nworkload = dma\n[plugins]\ncmdq = fake\niova = depot\n"
+		  "[workload.dma]\npattern = irq\n"
+		  "migrate_ns = 1000\n");
+	s = load_ok(tmp_path, NULL, 0);
+	cr_assert_eq(s->base.wl_dma.migrate_ns, 1000);
+	scenario_free(s);
+	remove_tmp();
+	write_tmp("[scenario]\nworkload = iova\n[plugins]\niova = depot\n[workload.iova]\n"
+		  "migrate_ns = 1000\n");
+	s = load_ok(tmp_path, NULL, 0);
+	cr_assert_eq(s->base.wl_iova.migrate_ns, 1000, "the iova workload's own");
+	scenario_free(s);
+	remove_tmp();
+}
+
 /* critical_ns is work done holding a lock: refused with an op that takes none, swept or not. */
 Test(scenario, micro_critical_ns_needs_a_lock_op, .timeout = 5)
 {
