@@ -232,6 +232,18 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 				paired, t.n, m->smt_ns,
 				paired ? "" : " (so every CPU is a core of its own)", m->smt_share);
 		}
+		if (m->socket_ns > 0) {
+			uint32_t sockets = 0;
+			for (uint32_t i = 0; i < t.n; i++)
+				sockets += sim_topology_socket(&t, i, m->socket_ns) == i;
+			off += (size_t)snprintf(
+				text + off, len - off,
+				"sim sockets: %u in the %u cores (pairs within socket_ns = %g ns); "
+				"a "
+				"line's home is its first toucher's socket, a transfer between two "
+				"others goes through it\n",
+				sockets, t.n, m->socket_ns);
+		}
 		sim_topology_free(&t);
 		char *copy = util_read_file(m->topology, NULL);
 		int rc = copy ? results_write_file(dir, "topology.csv", copy) : -EIO;

@@ -330,7 +330,8 @@ static void check_micro_critical(struct loader *L)
 
 /*
  * [machine] smt_ns finds a core's SMT threads in the topology, and smt_share acts on the pairs
- * it finds: each without the other (or smt_ns without a topology) would be silently nothing.
+ * it finds: each without the other (or smt_ns without a topology) would be silently nothing;
+ * socket_ns finds sockets there, and without one would be nothing too.
  */
 static void check_smt(struct loader *L)
 {
@@ -349,6 +350,12 @@ static void check_smt(struct loader *L)
 			   "slows the SMT threads smt_ns finds, and smt_ns = 0 finds none: set "
 			   "smt_ns (e.g. 20 for the mctop tables' 10-13 ns pairs), or drop "
 			   "smt_share");
+	const struct entry *sock = last_entry(L, "machine", "socket_ns");
+	if (m->socket_ns > 0 && (!m->topology || !*m->topology) &&
+	    !scenario_find_axis(L->s, "machine", "topology"))
+		scn_report(L, sock, sock ? sock->line : 0, "machine", "socket_ns",
+			   "finds sockets in the core-to-core table, and there is none: set "
+			   "[machine] topology (configs/topologies/), or drop socket_ns");
 }
 
 /*

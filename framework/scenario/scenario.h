@@ -173,6 +173,7 @@ struct scenario_machine {
 	double smt_ns;	       /* topology pairs at most this far apart are one core's SMT
 				  threads; 0: none */
 	double smt_share;      /* a thread's speed at local work while its sibling runs too */
+	double socket_ns;      /* topology pairs at most this far apart share a socket (0: off) */
 };
 
 /* The share of a read miss's transfer the line is held for: read_occupancy, 0 meaning occupancy. */

@@ -699,6 +699,25 @@ Test(scenario, smt_keys_need_a_topology_and_each_other, .timeout = 5)
 	remove_tmp();
 }
 
+/* socket_ns finds sockets in the topology: without one it would do nothing, so it is refused. */
+Test(scenario, socket_ns_needs_a_topology, .timeout = 5)
+{
+	static const char *const no_topology[] = {
+		":5: [machine] socket_ns: finds sockets in the core-to-core table, and there is "
+		"none: set [machine] topology (configs/topologies/), or drop socket_ns",
+	};
+	struct scenario *s;
+
+	expect_load_errors("[scenario]\nworkload = micro\nengine = sim\n[machine]\n"
+			   "socket_ns = 100\npreset = none\n",
+			   NULL, 0, no_topology, N(no_topology));
+	write_tmp("[scenario]\nworkload = micro\nengine = sim\n[machine]\nsocket_ns = 100\n");
+	s = load_ok(tmp_path, NULL, 0);
+	cr_assert_eq(s->base.machine.socket_ns, 100, "the graviton2 preset names its table");
+	scenario_free(s);
+	remove_tmp();
+}
+
 /* read_occupancy: a fraction of a transfer, refused outside [0, 1] (swept too); 0, the
  * default, is occupancy's value. */
 Test(scenario, read_occupancy_is_a_fraction_and_defaults_to_occupancy, .timeout = 5)

@@ -252,6 +252,30 @@ static int op_ping(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 }
 
 /*
+ * CPUs ping_a and ping_b hand flag to each other (op_ping's roles); every other CPU reads flag
+ * at its first op (CPU 0, the lowest id at time 0, is the line's first toucher), then does 1
+ * ns of work per op.
+ */
+static uint32_t ping_a, ping_b;
+
+static int op_ping_between(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	uint32_t v;
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	if (c->id != ping_a && c->id != ping_b) {
+		if (!sh->log_n++)
+			(void)lab_load32(&sh->flag, LAB_RELAXED);
+		lab_delay_ns(c, 1);
+		return 0;
+	}
+	LAB_COND_LOAD32(c, &sh->flag, v, (v & 1) == (c->id == ping_b), LAB_ACQUIRE);
+	lab_store32(&sh->flag, v + 1, LAB_RELEASE);
+	return 0;
+}
+
+/*
  * CPU 0 waits on flag, but its condition also reads counter, which is what CPU 1 writes
  * (llq's queue-full wait does this: it watches the prod/cons word and tries the lock word).
  * Spinning natively it would see the write; parked, it must be woken by it too.
@@ -549,6 +573,88 @@ Test(sim, hand_off_costs_one_transfer_each_way)
 	cr_assert(o.st.end_ns >= 1000 * 200 - 400 && o.st.end_ns <= 1000 * 200 + 400, "end %lu",
 		  (unsigned long)o.st.end_ns);
 	cr_assert_gt(o.st.parks, 100);
+}
+
+/*
+ * Three sockets of two cores (20 ns apart within one, 100 ns across). With socket_ns a line's
+ * home is the socket of the CPU that touched it first, and a transfer between two other sockets
+ * goes through it: half of each of the three pairs' costs, 150 ns here.
+ */
+static double sock_lat[36] = {
+	0,   20,  100, 100, 100, 100, /* */
+	20,  0,	  100, 100, 100, 100, /* */
+	100, 100, 0,   20,  100, 100, /* */
+	100, 100, 20,  0,   100, 100, /* */
+	100, 100, 100, 100, 0,	 20,  /* */
+	100, 100, 100, 100, 20,	 0,
+};
+static const struct sim_topology sock_topo = { .n = 6, .lat = sock_lat, .max = 100, .median = 100 };
+
+Test(sim, a_transfer_between_two_sockets_goes_through_the_lines_home)
+{
+	struct run_out o;
+
+	transfers_of_100ns();
+	mach.local_ns = 0;
+	ping_a = 2;
+	ping_b = 4; /* sockets 1 and 2; CPU 0 (socket 0) touches the line first */
+	run_topo(op_ping_between, 5, 500, 0, &mach, &sock_topo, &o);
+	cr_assert_eq(sh->flag, 1000);
+	/* every hand-off a reload and an ownership transfer, each the pair's 100 ns */
+	cr_assert(o.st.end_ns >= 1000 * 200 - 400 && o.st.end_ns <= 1000 * 200 + 400, "end %lu",
+		  (unsigned long)o.st.end_ns);
+	mach.socket_ns = 50;
+	run_topo(op_ping_between, 5, 500, 0, &mach, &sock_topo, &o);
+	cr_assert_eq(sh->flag, 1000);
+	/* through socket 0: (100 + 100 + 100) / 2 each */
+	cr_assert(o.st.end_ns >= 1000 * 300 - 600 && o.st.end_ns <= 1000 * 300 + 600, "end %lu",
+		  (unsigned long)o.st.end_ns);
+	ping_a = 0;
+	ping_b = 4; /* the home's socket is one end: the pair's cost */
+	run_topo(op_ping_between, 5, 500, 0, &mach, &sock_topo, &o);
+	cr_assert_eq(sh->flag, 1000);
+	cr_assert(o.st.end_ns >= 1000 * 200 - 400 && o.st.end_ns <= 1000 * 200 + 400, "end %lu",
+		  (unsigned long)o.st.end_ns);
+	ping_a = 2;
+	ping_b = 3; /* one socket: the reload its own 20 ns, the store's upgrade home_ns */
+	run_topo(op_ping_between, 5, 500, 0, &mach, &sock_topo, &o);
+	cr_assert_eq(sh->flag, 1000);
+	cr_assert(o.st.end_ns >= 1000 * 120 - 300 && o.st.end_ns <= 1000 * 120 + 300, "end %lu",
+		  (unsigned long)o.st.end_ns);
+}
+
+/*
+ * SMT siblings share their L1: a line either holds is a hit for the other, and an access while
+ * the sibling's miss on that line is in flight merges with it (no transfer of its own).
+ */
+Test(sim, smt_siblings_share_their_l1)
+{
+	struct run_out o;
+	uint64_t apart;
+
+	transfers_of_100ns();
+	mach.local_ns = 0;
+	ping_a = 0;
+	ping_b = 2; /* smt_topo: one core's two threads */
+	run_topo(op_ping_between, 3, 500, 0, &mach, &smt_topo, &o);
+	cr_assert_eq(sh->flag, 1000);
+	apart = o.st.end_ns; /* smt_ns = 0: two caches, 10 ns apart */
+	cr_assert(apart >= 1000 * 20 - 100, "end %lu", (unsigned long)apart);
+	mach.smt_ns = 20;
+	run_topo(op_ping_between, 3, 500, 0, &mach, &smt_topo, &o);
+	cr_assert_eq(sh->flag, 1000);
+	cr_assert_lt(o.st.end_ns, apart / 4, "end %lu: hand-offs inside one L1 cost hits",
+		     (unsigned long)o.st.end_ns);
+	/* Four CPUs adding to one counter: the sibling's adds merge or hit, and none is lost. */
+	mach.smt_ns = 0;
+	run_topo(op_add, 4, 200, 0, &mach, &smt_topo, &o);
+	cr_assert_eq(sh->counter, 800);
+	apart = o.st.misses;
+	mach.smt_ns = 20;
+	run_topo(op_add, 4, 200, 0, &mach, &smt_topo, &o);
+	cr_assert_eq(sh->counter, 800);
+	cr_assert_lt(o.st.misses, apart, "%lu misses, as many as four caches' %lu",
+		     (unsigned long)o.st.misses, (unsigned long)apart);
 }
 
 Test(sim, far_atomics_do_not_move_the_line)

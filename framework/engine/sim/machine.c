@@ -36,6 +36,7 @@ void sim_machine_defaults(struct scenario_machine *m)
 	m->store_delay_ns = 5000;
 	m->smt_ns = 0;
 	m->smt_share = 1;
+	m->socket_ns = 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -222,4 +223,12 @@ void sim_topology_free(struct sim_topology *t)
 		return;
 	free(t->lat);
 	memset(t, 0, sizeof(*t));
+}
+
+uint32_t sim_topology_socket(const struct sim_topology *t, uint32_t core, double socket_ns)
+{
+	for (uint32_t j = 0; j < core; j++)
+		if (t->lat[core * t->n + j] <= socket_ns)
+			return j;
+	return core;
 }

@@ -199,8 +199,58 @@ static inline uint64_t lat(const struct sim *s, uint32_t a, uint32_t b)
 	return x->copy != y->copy ? s->cross_ps : s->lat_ps[x->core * s->lat_n + y->core];
 }
 
+/*
+ * A transfer of line l between CPUs a and b. With [machine] socket_ns, a line's home is the
+ * socket of the CPU that touched it first (first-touch placement), and a transfer between two
+ * sockets neither of which is the home's goes through it: request to the home, the home's
+ * snoop to the holder, the data to the requester, half of each pair's cost.
+ */
+static __attribute__((noinline)) uint64_t
+xfer_via_home(const struct sim *s, const struct sim_line *l, uint32_t a, uint32_t b, uint64_t d)
+{
+	uint32_t h, sa = s->sock[a], sb = s->sock[b], sh;
+
+	if (!l->home_cpu || sa == sb)
+		return d;
+	h = l->home_cpu - 1;
+	sh = s->sock[h];
+	return sa != sh && sb != sh ? (d + lat(s, a, h) + lat(s, b, h)) / 2 : d;
+}
+
+static inline uint64_t xfer(const struct sim *s, const struct sim_line *l, uint32_t a, uint32_t b,
+			    bool topo)
+{
+	uint64_t d = lat(s, a, b);
+
+	return topo && s->sock ? xfer_via_home(s, l, a, b, d) : d;
+}
+
+/*
+ * SMT siblings share their L1: the line is a hit for me when my peer holds it, or once the
+ * peer's miss on it, in flight, lands (the access merges with that miss). Returns the owner
+ * to price with (me for a hit) and moves *t to the fill's landing when it merges.
+ */
+static __attribute__((noinline)) int32_t l1_owner(const struct sim *s, const struct sim_cpu *me,
+						  const struct sim_line *l, enum access kind,
+						  uint64_t *t)
+{
+	const struct sim_cpu *peer = &s->cpus[me->l1_peer];
+	int32_t owner = l->owner;
+
+	if (peer->fill_tag == l->tag && peer->fill_at > *t &&
+	    (peer->fill_excl || kind == ACC_LOAD)) {
+		*t = peer->fill_at;
+		return (int32_t)me->id;
+	}
+	if (owner == me->l1_peer ||
+	    (kind == ACC_LOAD && owner == LINE_SHARED && sharer_has(l, (uint32_t)me->l1_peer)))
+		return (int32_t)me->id;
+	return owner;
+}
+
 /* Invalidating every copy costs the round trip to the farthest holder (sent in parallel). */
-static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, uint32_t id)
+static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, uint32_t id,
+				 bool topo)
 {
 	uint64_t worst = 0;
 
@@ -208,7 +258,7 @@ static uint64_t sharers_farthest(const struct sim *s, const struct sim_line *l, 
 		uint64_t bits = l->sharers[w];
 		while (bits) {
 			uint32_t other = w * 64 + (uint32_t)__builtin_ctzll(bits);
-			uint64_t d = lat(s, id, other); /* 0 to itself */
+			uint64_t d = xfer(s, l, id, other, topo); /* 0 to itself */
 
 			bits &= bits - 1;
 			if (d > worst)
@@ -290,9 +340,11 @@ static uint64_t far_serve(struct sim *s, struct sim_line *l, uint64_t t, uint64_
  * transfer from where the line is, and keeps the line busy for occupancy x that transfer
  * (read_occupancy x it for a read).
  * cas_fails: an rmw that is a CAS whose compare will fail when it is served.
+ * topo: with [machine] socket_ns's home (xfer) and the SMT pairs' shared L1 (l1_owner).
  */
-static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
-			  bool is_cas, bool cas_fails)
+static inline __attribute__((always_inline)) uint64_t
+mem_price_as(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind, bool is_cas,
+	     bool cas_fails, bool topo)
 {
 	uint32_t id = me->id;
 	uint64_t t = me->clock + s->op_ps;
@@ -302,6 +354,10 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 
 	if (rmw && l->last_rmw && l->last_rmw != id + 1)
 		l->contended = true;
+	if (topo && s->sock && !l->home_cpu)
+		l->home_cpu = id + 1;
+	if (topo && me->l1_peer >= 0)
+		owner = l1_owner(s, me, l, kind, &t);
 	if (owner == (int32_t)id) {
 		if (rmw)
 			l->last_rmw = id + 1;
@@ -317,7 +373,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 		latency = s->home_ps;
 		l->owner = (int32_t)id;
 	} else if (kind == ACC_LOAD) {
-		latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
+		latency = owner >= 0 ? xfer(s, l, id, (uint32_t)owner, topo) : s->home_ps;
 		if (owner >= 0) {
 			sharers_clear(l);
 			sharer_set(l, (uint32_t)owner);
@@ -360,7 +416,7 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 			 * two transfers per success at 8-16 threads (folly, E5-2680 v4), not one
 			 * per attempt.
 			 */
-			latency = owner >= 0 ? lat(s, id, (uint32_t)owner) : s->home_ps;
+			latency = owner >= 0 ? xfer(s, l, id, (uint32_t)owner, topo) : s->home_ps;
 			sharers_clear(l);
 			l->owner = (int32_t)id;
 			l->last_rmw = id + 1;
@@ -369,11 +425,11 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 			return far_serve(s, l, t, latency, true, false) + s->atomic_ps;
 		}
 		if (owner >= 0)
-			latency = lat(s, id, (uint32_t)owner);
+			latency = xfer(s, l, id, (uint32_t)owner, topo);
 		else if (owner == LINE_SHARED)
-			latency = s->home_ps > sharers_farthest(s, l, id)
+			latency = s->home_ps > sharers_farthest(s, l, id, topo)
 					  ? s->home_ps
-					  : sharers_farthest(s, l, id);
+					  : sharers_farthest(s, l, id, topo);
 		else
 			latency = s->home_ps;
 		sharers_clear(l);
@@ -399,6 +455,23 @@ static uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
 }
 
 /*
+ * The model as it is for every machine, and with [machine] socket_ns or SMT pairs (smt_ns):
+ * two copies of it, so the plain one costs what it did before those rules.
+ */
+static uint64_t mem_price_plain(struct sim *s, struct sim_cpu *me, struct sim_line *l,
+				enum access kind, bool is_cas, bool cas_fails)
+{
+	return mem_price_as(s, me, l, kind, is_cas, cas_fails, false);
+}
+
+static __attribute__((noinline)) uint64_t mem_price_topo(struct sim *s, struct sim_cpu *me,
+							 struct sim_line *l, enum access kind,
+							 bool is_cas, bool cas_fails)
+{
+	return mem_price_as(s, me, l, kind, is_cas, cas_fails, true);
+}
+
+/*
  * The value w's word will hold once every write priced before now has taken effect: the
  * line's pending write when it is to that word (values change at their writer's
  * completion), else memory.
@@ -410,23 +483,42 @@ static uint64_t line_word(const struct sim_line *l, const struct sim_write *w, u
 	return w->size == 4 ? *(volatile const uint32_t *)w->p : *(volatile const uint64_t *)w->p;
 }
 
+/* With an L1 peer: an access that missed fills the line at done (the peer's merge with it). */
+static inline void note_fill(struct sim *s, struct sim_cpu *me, const struct sim_line *l,
+			     enum access kind, uint64_t misses_before, uint64_t done)
+{
+	if (me->l1_peer < 0 || s->st.misses == misses_before)
+		return;
+	me->fill_tag = l->tag;
+	me->fill_at = done;
+	me->fill_excl = kind != ACC_LOAD || l->owner == (int32_t)me->id;
+}
+
 /*
  * Price an access (w: the store or rmw, NULL for a load) and note what a write will leave
- * in its word: the next CAS on the line is priced against it.
+ * in its word: the next CAS on the line is priced against it. topo: with socket_ns's home
+ * and the SMT pairs' shared L1 (mem_price_as).
  */
-static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
-			   const struct sim_write *w)
+static inline __attribute__((always_inline)) uint64_t
+mem_access_as(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
+	      const struct sim_write *w, bool topo)
 {
-	uint64_t mask, old, done;
+	uint64_t mask, old, done, misses = topo ? s->st.misses : 0;
 	bool cas_fails;
 
-	if (!w)
-		return mem_price(s, me, l, kind, false, false);
+	if (!w) {
+		done = topo ? mem_price_topo(s, me, l, kind, false, false)
+			    : mem_price_plain(s, me, l, kind, false, false);
+		if (topo)
+			note_fill(s, me, l, kind, misses, done);
+		return done;
+	}
 	mask = w->size == 4 ? UINT32_MAX : UINT64_MAX;
 	old = line_word(l, w, me->clock) & mask;
 	cas_fails = w->op == LAB_SIM_CAS && old != (w->a & mask);
 	me->far_seen = false;
-	done = mem_price(s, me, l, kind, w->op == LAB_SIM_CAS, cas_fails);
+	done = topo ? mem_price_topo(s, me, l, kind, w->op == LAB_SIM_CAS, cas_fails)
+		    : mem_price_plain(s, me, l, kind, w->op == LAB_SIM_CAS, cas_fails);
 	me->far_val = old;
 	if (!cas_fails) {
 		l->w_set = true;
@@ -434,7 +526,24 @@ static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l
 		l->w_val = (w->op == SIM_STORE ? w->a : direct_rmw(old, w->op, w->a, w->b)) & mask;
 		l->w_at = done;
 	}
+	if (topo)
+		note_fill(s, me, l, kind, misses, done);
 	return done;
+}
+
+static __attribute__((noinline)) uint64_t mem_access_topo(struct sim *s, struct sim_cpu *me,
+							  struct sim_line *l, enum access kind,
+							  const struct sim_write *w)
+{
+	return mem_access_as(s, me, l, kind, w, true);
+}
+
+static uint64_t mem_access(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access kind,
+			   const struct sim_write *w)
+{
+	if (__builtin_expect(s->topo_rules, 0))
+		return mem_access_topo(s, me, l, kind, w);
+	return mem_access_as(s, me, l, kind, w, false);
 }
 
 /* ---- scheduling ---------------------------------------------------------------------------- */

@@ -80,6 +80,9 @@ void sim_topology_free(struct sim_topology *t);
 
 /* [machine] smt_ns: core's SMT sibling in t (the other core at most smt_ns away), or -1. */
 int32_t sim_topology_smt_sibling(const struct sim_topology *t, uint32_t core, double smt_ns);
+/* [machine] socket_ns: core's socket in t, named by its lowest core (the first within socket_ns
+ * of it, or itself). */
+uint32_t sim_topology_socket(const struct sim_topology *t, uint32_t core, double socket_ns);
 
 /* The device (or any other agent) as the engine sees it. */
 struct sim_agent {

@@ -44,10 +44,11 @@ struct sim_line {
 	 * (16 at every N).
 	 */
 	uint8_t sh_lo, sh_hi;
-	bool w_set;	/* w_*: the last write priced on the line, until it takes effect */
-	uint8_t w_off;	/* its word's byte offset in the line */
-	uint64_t w_val; /* the value it leaves there */
-	uint64_t w_at;	/* ps: when it takes effect (its writer's completion) */
+	bool w_set;	   /* w_*: the last write priced on the line, until it takes effect */
+	uint8_t w_off;	   /* its word's byte offset in the line */
+	uint64_t w_val;	   /* the value it leaves there */
+	uint64_t w_at;	   /* ps: when it takes effect (its writer's completion) */
+	uint32_t home_cpu; /* the CPU + 1 that touched it first: its home's socket (socket_ns) */
 	uint64_t sharers[SHARER_WORDS]; /* LINE_SHARED: CPUs holding a copy */
 	uint64_t watchers[SHARER_WORDS];
 };
@@ -170,7 +171,15 @@ struct sim_cpu {
 	bool owes_turn;
 	/* Its SMT sibling is in the run: its local work takes 1 / smt_share as long. */
 	bool smt_shared;
+	/* The CPU of its core's other hardware thread, when in the run (the two share the L1
+	 * data cache: a line either holds is a hit for both), else -1. */
+	int32_t l1_peer;
 	uintptr_t recent[RECENT];
+	/* With an L1 peer: its last miss, the line's tag, when the fill lands, and whether the
+	 * line comes exclusive; the peer's access to that line meanwhile merges with it. */
+	uintptr_t fill_tag;
+	uint64_t fill_at;
+	bool fill_excl;
 
 	struct engine_cpu_result *res;
 
@@ -232,6 +241,10 @@ struct sim {
 	 * Uniform (no topology): every CPU a copy of its own, cross_ps = line_ns.
 	 */
 	uint32_t *lat_ps;
+	/* [machine] socket_ns: each CPU's socket (named by its lowest core); NULL: off */
+	uint32_t *sock;
+	/* socket_ns or SMT pairs in the run: the memory model with those rules (mem_price_topo) */
+	bool topo_rules;
 	uint32_t lat_n;
 	uint32_t cross_ps;
 	struct sim_loc {

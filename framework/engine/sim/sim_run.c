@@ -167,6 +167,15 @@ static int build_latencies(struct sim *s, const struct scenario_machine *m,
 				a == b ? 0 : (uint32_t)ns_to_ps(topo->lat[a * topo->n + b]);
 	for (uint32_t i = 0; i < s->ncpus; i++)
 		s->loc[i] = uniform ? (struct sim_loc){ 0, i } : (struct sim_loc){ i % n, i / n };
+	if (uniform || m->socket_ns <= 0)
+		return 0;
+	s->sock = malloc(sizeof(*s->sock) * s->ncpus);
+	if (!s->sock)
+		return -ENOMEM;
+	s->topo_rules = true;
+	for (uint32_t i = 0; i < s->ncpus; i++)
+		s->sock[i] = s->loc[i].copy * n +
+			     sim_topology_socket(topo, s->loc[i].core, m->socket_ns);
 	return 0;
 }
 
@@ -179,11 +188,18 @@ static void mark_smt(struct sim *s, const struct scenario_machine *m,
 		     const struct sim_topology *topo)
 {
 	s->smt_slow = 1.0 / m->smt_share;
-	if (!topo || !topo->n || m->smt_share >= 1)
+	for (uint32_t i = 0; i < s->ncpus; i++)
+		s->cpus[i].l1_peer = -1;
+	if (!topo || !topo->n)
 		return;
 	for (uint32_t i = 0; i < s->ncpus; i++) {
 		int32_t j = sim_topology_smt_sibling(topo, s->loc[i].core, m->smt_ns);
-		s->cpus[i].smt_shared = j >= 0 && s->loc[i].copy * topo->n + (uint32_t)j < s->ncpus;
+		uint32_t peer = j >= 0 ? s->loc[i].copy * topo->n + (uint32_t)j : UINT32_MAX;
+		if (peer >= s->ncpus)
+			continue;
+		s->cpus[i].l1_peer = (int32_t)peer;
+		s->cpus[i].smt_shared = m->smt_share < 1;
+		s->topo_rules = true;
 	}
 }
 
@@ -200,6 +216,7 @@ static void sim_free(struct sim *s)
 	free(s->shadow);
 	free(s->lines);
 	free(s->lat_ps);
+	free(s->sock);
 	free(s->loc);
 	free(s);
 }
