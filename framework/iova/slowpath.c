@@ -200,6 +200,7 @@ retry:
 	/* Step down over allocated ranges until the gap below curr fits the aligned range. */
 	do {
 		sp_read(curr);
+		sp->stats.walk_nodes++;
 		if (to_iova(curr)->pfn_lo < high_pfn)
 			high_pfn = to_iova(curr)->pfn_lo;
 		new_pfn = (high_pfn - size) & align_mask;

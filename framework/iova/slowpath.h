@@ -34,6 +34,7 @@ struct slowpath_stats {
 	uint64_t failures;	 /* allocations that found no space (or no memory for a node) */
 	uint64_t fast_fails;	 /* of those, refused by the max32_alloc_size check */
 	uint64_t retries;	 /* second passes from iova_find_limit() */
+	uint64_t walk_nodes;	 /* tree nodes the allocations' gap searches stepped over */
 	uint64_t batches;	 /* free_batch calls (one lock acquisition each) */
 	uint64_t free_errors;	 /* frees of a pfn not allocated, or with the wrong size */
 	uint64_t live;		 /* ranges in the tree now, the anchor not counted */

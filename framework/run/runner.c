@@ -18,7 +18,8 @@
 /* Counters the host adds (see trial_run.c): the device's, the slow path's, the harness's. */
 static const char *const host_device_counters[] = { "dev_syncs", "dev_prod_writes",
 						    "dev_cons_reads" };
-static const char *const host_iova_counters[] = { "tree_lock_wait_ns", "tree_ranges",
+static const char *const host_iova_counters[] = { "tree_lock_wait_ns", "tree_allocs",
+						  "tree_walk_nodes", "tree_ranges",
 						  "wl_alloc_failures" };
 
 /* One plugin combination a trial runs: a cmdq plugin, an iova plugin, or both (dma). */

@@ -326,6 +326,9 @@ static void merge(struct trial *t, struct trial_result *res)
 		struct slowpath_stats st;
 		slowpath_get_stats(t->sp, &st);
 		add_counter(res, "tree_lock_wait_ns", LAB_COUNTER_EVENTS, st.lock_wait_ns);
+		/* the gap searches' length: tree_walk_nodes / tree_allocs nodes per allocation */
+		add_counter(res, "tree_allocs", LAB_COUNTER_EVENTS, st.allocs);
+		add_counter(res, "tree_walk_nodes", LAB_COUNTER_EVENTS, st.walk_nodes);
 		add_counter(res, "tree_ranges", LAB_COUNTER_LEVEL, st.live);
 		add_counter(res, "wl_alloc_failures", LAB_COUNTER_EVENTS, iova_wl_failures(t->iwl));
 	}

@@ -228,6 +228,33 @@ Test(slowpath, retry_pass_finds_space_above_the_hint)
 	slowpath_free(sp);
 }
 
+/*
+ * The gap search's length (walk_nodes): an allocation below the newest range steps over one
+ * node; one that must pass a dense region steps over every range in it.
+ */
+Test(slowpath, walk_nodes_counts_the_gap_search)
+{
+	struct iova_slowpath *sp = new_sp(1, DMA32);
+	uint64_t limit = DMA32 - 1, pfn;
+	struct slowpath_stats st;
+
+	for (uint64_t i = 0; i < 100; i++)
+		cr_assert_eq(slowpath_alloc(cpu0, sp, 1, limit), limit - i);
+	slowpath_get_stats(sp, &st);
+	cr_assert_eq(st.walk_nodes, 100, "one node each below the hint: %llu",
+		     (unsigned long long)st.walk_nodes);
+	/* Free the top page: the hint moves above it, and a 2-page range does not fit its gap. */
+	slowpath_release(cpu0, sp, limit, 1);
+	pfn = slowpath_alloc(cpu0, sp, 2, limit);
+	cr_assert_eq(pfn, limit - 101 - (limit - 101) % 2, "below the dense block: %#llx",
+		     (unsigned long long)pfn);
+	slowpath_get_stats(sp, &st);
+	cr_assert_geq(st.walk_nodes, 100 + 99, "the search stepped over the 99 ranges: %llu",
+		      (unsigned long long)st.walk_nodes);
+	cr_assert_eq(slowpath_check(sp, NULL, NULL), 0);
+	slowpath_free(sp);
+}
+
 Test(slowpath, free_by_pfn_and_batch)
 {
 	struct iova_slowpath *sp = new_sp(1, DMA32);
