@@ -312,18 +312,21 @@ static const struct {
 	const char *name;
 	const char *op;
 	unsigned per_row; /* ops of the micro op in one of the row's (ops per acquire) */
-} lockhammer_map[] =
-    {
+} lockhammer_map[] = {
 	/* lh_ticket_spinlock: fetch-add a ticket, spin until the owner field shows it */
 	{ "ticket_spinlock", "ticket_lock", 1 },
 	/* lh_swap_mutex: xchg until it returns 0 (test-and-set, no pause), release: a store */
 	{ "swap_mutex", "tas_lock", 1 },
 	/* lh_incdec_refcount: a fetch-add to acquire, a fetch-sub to release: two atomic_adds */
 	{ "incdec_refcount", "atomic_add", 2 },
-},
-  folly_map[] = {
-      { "atomic_cas", "cas_add", 1 }, /* load, then compare_exchange_strong until it succeeds */
-      { "atomic_fetch_xor", "atomic_add", 1 }, /* one locked RMW per op (lock xor ~ lock xadd) */
+};
+
+static const struct {
+	const char *name;
+	const char *op;
+} folly_map[] = {
+	{ "atomic_cas", "cas_add" }, /* load, then compare_exchange_strong until it succeeds */
+	{ "atomic_fetch_xor", "atomic_add" }, /* one locked RMW per op (lock xor ~ lock xadd) */
 };
 
 #define N_LH	(sizeof(lockhammer_map) / sizeof(lockhammer_map[0]))

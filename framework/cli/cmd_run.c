@@ -240,8 +240,8 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 				text + off, len - off,
 				"sim sockets: %u in the %u cores (pairs within socket_ns = %g ns); "
 				"a "
-				"line's home is its first toucher's socket, a transfer between two "
-				"others goes through it\n",
+				"line's home is its first toucher's socket, a transfer between "
+				"two others goes through it\n",
 				sockets, t.n, m->socket_ns);
 		}
 		sim_topology_free(&t);

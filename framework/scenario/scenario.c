@@ -329,6 +329,25 @@ static void check_micro_critical(struct loader *L)
 }
 
 /*
+ * A [machine] key that reads the core-to-core table (smt_ns, socket_ns) is set, and there is
+ * no table: refused, since it would silently do nothing. finds: what the key looks for there.
+ */
+static bool check_needs_topology(struct loader *L, const char *key, double value, const char *finds)
+{
+	const struct scenario_machine *m = &L->s->base.machine;
+	const struct entry *e = last_entry(L, "machine", key);
+
+	if (value <= 0 || (m->topology && *m->topology) ||
+	    scenario_find_axis(L->s, "machine", "topology"))
+		return false;
+	scn_report(L, e, e ? e->line : 0, "machine", key,
+		   "finds %s in the core-to-core table, and there is none: set [machine] topology "
+		   "(configs/topologies/), or drop %s",
+		   finds, key);
+	return true;
+}
+
+/*
  * [machine] smt_ns finds a core's SMT threads in the topology, and smt_share acts on the pairs
  * it finds: each without the other (or smt_ns without a topology) would be silently nothing;
  * socket_ns finds sockets there, and without one would be nothing too.
@@ -336,26 +355,15 @@ static void check_micro_critical(struct loader *L)
 static void check_smt(struct loader *L)
 {
 	const struct scenario_machine *m = &L->s->base.machine;
-	const struct entry *ns = last_entry(L, "machine", "smt_ns");
 	const struct entry *share = last_entry(L, "machine", "smt_share");
 
-	if (m->smt_ns > 0 && (!m->topology || !*m->topology) &&
-	    !scenario_find_axis(L->s, "machine", "topology"))
-		scn_report(L, ns, ns ? ns->line : 0, "machine", "smt_ns",
-			   "finds SMT pairs in the core-to-core table, and there is none: set "
-			   "[machine] topology (configs/topologies/), or drop smt_ns");
-	else if (m->smt_share < 1 && m->smt_ns <= 0 &&
-		 !scenario_find_axis(L->s, "machine", "smt_ns"))
+	if (!check_needs_topology(L, "smt_ns", m->smt_ns, "SMT pairs") && m->smt_share < 1 &&
+	    m->smt_ns <= 0 && !scenario_find_axis(L->s, "machine", "smt_ns"))
 		scn_report(L, share, share ? share->line : 0, "machine", "smt_share",
 			   "slows the SMT threads smt_ns finds, and smt_ns = 0 finds none: set "
 			   "smt_ns (e.g. 20 for the mctop tables' 10-13 ns pairs), or drop "
 			   "smt_share");
-	const struct entry *sock = last_entry(L, "machine", "socket_ns");
-	if (m->socket_ns > 0 && (!m->topology || !*m->topology) &&
-	    !scenario_find_axis(L->s, "machine", "topology"))
-		scn_report(L, sock, sock ? sock->line : 0, "machine", "socket_ns",
-			   "finds sockets in the core-to-core table, and there is none: set "
-			   "[machine] topology (configs/topologies/), or drop socket_ns");
+	check_needs_topology(L, "socket_ns", m->socket_ns, "sockets");
 }
 
 /*

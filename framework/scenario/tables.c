@@ -325,8 +325,9 @@ static const struct lab_param machine_params[] = {
 	  "1: no slowdown"),
 	P(scenario_machine, socket_ns, LAB_PARAM_DOUBLE, "0", 0, 10000, NULL,
 	  "two CPUs of the topology whose transfer costs at most this share a socket; a line's "
-	  "home is CPU 0's socket, and a transfer between two other sockets goes through it "
-	  "(three hops: half of each of the three pairs' costs); 0: every transfer the pair's"),
+	  "home is the socket of the CPU that touched it first, and a transfer between two other "
+	  "sockets goes through it (three hops: half of each of the three pairs' costs); 0: "
+	  "every transfer the pair's"),
 	P(scenario_machine, perturb_ns, LAB_PARAM_DOUBLE, "0", 0, 1e7, NULL,
 	  "schedule perturbation (PCT-like; verify sets it): at each lab.h shared access a "
 	  "virtual CPU stalls, with probability 1/" PERTURB_EVERY_STR ", for a delay drawn "
