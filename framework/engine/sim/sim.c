@@ -471,6 +471,13 @@ static __attribute__((noinline)) uint64_t mem_price_topo(struct sim *s, struct s
 	return mem_price_as(s, me, l, kind, is_cas, cas_fails, true);
 }
 
+static inline uint64_t mem_price(struct sim *s, struct sim_cpu *me, struct sim_line *l,
+				 enum access kind, bool is_cas, bool cas_fails, bool topo)
+{
+	return topo ? mem_price_topo(s, me, l, kind, is_cas, cas_fails)
+		    : mem_price_plain(s, me, l, kind, is_cas, cas_fails);
+}
+
 /*
  * The value w's word will hold once every write priced before now has taken effect: the
  * line's pending write when it is to that word (values change at their writer's
@@ -507,8 +514,7 @@ mem_access_as(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access
 	bool cas_fails;
 
 	if (!w) {
-		done = topo ? mem_price_topo(s, me, l, kind, false, false)
-			    : mem_price_plain(s, me, l, kind, false, false);
+		done = mem_price(s, me, l, kind, false, false, topo);
 		if (topo)
 			note_fill(s, me, l, kind, misses, done);
 		return done;
@@ -517,8 +523,7 @@ mem_access_as(struct sim *s, struct sim_cpu *me, struct sim_line *l, enum access
 	old = line_word(l, w, me->clock) & mask;
 	cas_fails = w->op == LAB_SIM_CAS && old != (w->a & mask);
 	me->far_seen = false;
-	done = topo ? mem_price_topo(s, me, l, kind, w->op == LAB_SIM_CAS, cas_fails)
-		    : mem_price_plain(s, me, l, kind, w->op == LAB_SIM_CAS, cas_fails);
+	done = mem_price(s, me, l, kind, w->op == LAB_SIM_CAS, cas_fails, topo);
 	me->far_val = old;
 	if (!cas_fails) {
 		l->w_set = true;
