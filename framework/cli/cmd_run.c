@@ -238,10 +238,9 @@ static int sim_machine_text(const char *dir, const struct scenario *s, char *tex
 				sockets += sim_topology_socket(&t, i, m->socket_ns) == i;
 			off += (size_t)snprintf(
 				text + off, len - off,
-				"sim sockets: %u in the %u cores (pairs within socket_ns = %g ns); "
-				"a "
-				"line's home is its first toucher's socket, a transfer between "
-				"two others goes through it\n",
+				"sim sockets: %u in the %u cores (pairs within socket_ns = %g ns);"
+				" a line's home is its first toucher's socket, a transfer"
+				" between two others goes through it\n",
 				sockets, t.n, m->socket_ns);
 		}
 		sim_topology_free(&t);

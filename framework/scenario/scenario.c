@@ -332,19 +332,18 @@ static void check_micro_critical(struct loader *L)
  * A [machine] key that reads the core-to-core table (smt_ns, socket_ns) is set, and there is
  * no table: refused, since it would silently do nothing. finds: what the key looks for there.
  */
-static bool check_needs_topology(struct loader *L, const char *key, double value, const char *finds)
+static void check_needs_topology(struct loader *L, const char *key, double value, const char *finds)
 {
 	const struct scenario_machine *m = &L->s->base.machine;
 	const struct entry *e = last_entry(L, "machine", key);
 
 	if (value <= 0 || (m->topology && *m->topology) ||
 	    scenario_find_axis(L->s, "machine", "topology"))
-		return false;
+		return;
 	scn_report(L, e, e ? e->line : 0, "machine", key,
 		   "finds %s in the core-to-core table, and there is none: set [machine] topology "
 		   "(configs/topologies/), or drop %s",
 		   finds, key);
-	return true;
 }
 
 /*
@@ -352,18 +351,18 @@ static bool check_needs_topology(struct loader *L, const char *key, double value
  * it finds: each without the other (or smt_ns without a topology) would be silently nothing;
  * socket_ns finds sockets there, and without one would be nothing too.
  */
-static void check_smt(struct loader *L)
+static void check_topology_keys(struct loader *L)
 {
 	const struct scenario_machine *m = &L->s->base.machine;
 	const struct entry *share = last_entry(L, "machine", "smt_share");
 
-	if (!check_needs_topology(L, "smt_ns", m->smt_ns, "SMT pairs") && m->smt_share < 1 &&
-	    m->smt_ns <= 0 && !scenario_find_axis(L->s, "machine", "smt_ns"))
+	check_needs_topology(L, "smt_ns", m->smt_ns, "SMT pairs");
+	check_needs_topology(L, "socket_ns", m->socket_ns, "sockets");
+	if (m->smt_share < 1 && m->smt_ns <= 0 && !scenario_find_axis(L->s, "machine", "smt_ns"))
 		scn_report(L, share, share ? share->line : 0, "machine", "smt_share",
 			   "slows the SMT threads smt_ns finds, and smt_ns = 0 finds none: set "
 			   "smt_ns (e.g. 20 for the mctop tables' 10-13 ns pairs), or drop "
 			   "smt_share");
-	check_needs_topology(L, "socket_ns", m->socket_ns, "sockets");
 }
 
 /*
@@ -407,7 +406,7 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 	if (!L.n_msgs && !L.oom)
 		check_dma_migrate(&L);
 	if (!L.n_msgs && !L.oom)
-		check_smt(&L);
+		check_topology_keys(&L);
 out:
 	if (finish(&L, diags))
 		return L.s;
