@@ -150,3 +150,52 @@ Test(harness, cmdq_sampling_changes_no_virtual_time, .timeout = 60)
 			cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s",
 				     a.counters[k].name);
 }
+
+/*
+ * A CPU whose only op began in the warm-up and ended after the stop never opened a window:
+ * its time counts neither in the trial's duration nor as harness (harness_ns once counted a
+ * starved CPU's whole wait, 9.1 s on a 0.1 s trial). Here biglock serialises 0.7 ms ops on 4
+ * CPUs, 1 ms of warm-up then 1 ms measured: the five ops begun in the warm-up are served one
+ * after another, so at most two end by the stop and at least two CPUs measure nothing.
+ */
+Test(harness, starved_cpu_opens_no_window, .timeout = 60)
+{
+	const struct lab_plugin *p = load_kind("cmdq", "biglock");
+	char cfgbuf[256] = { 0 };
+	struct scenario_cfg cfg;
+	struct trial_result r;
+	uint64_t harness = UINT64_MAX;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.scenario.workload = WORKLOAD_CMDQ;
+	cfg.scenario.engine = ENGINE_SIM;
+	cfg.scenario.cpus = 4;
+	cfg.scenario.warmup_ms = 1;
+	cfg.scenario.duration_ms = 1;
+	cfg.scenario.watchdog_ms = 1000;
+	cfg.scenario.sample_every = 1;
+	cfg.smmu.queue_shift = 8;
+	cfg.smmu.msi = true;
+	cfg.smmu.tlbi_va_ns = 40;
+	cfg.smmu.sync_ns = 700000;
+	cfg.smmu.prod_write_ns = 50;
+	cfg.smmu.cons_read_ns = 100;
+	cfg.wl_cmdq.cmds_per_sync = 1;
+	cfg.wl_cmdq.think_ns = 1000;
+	sim_machine_defaults(&cfg.machine);
+	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
+	cr_assert(trial_status_measured(r.status), "%s", r.error);
+	cr_assert_eq(r.ops_min_cpu, 0, "every CPU measured an op (min %llu)",
+		     (unsigned long long)r.ops_min_cpu);
+	cr_assert_gt(r.ops, 0);
+	for (uint32_t k = 0; k < r.n_counters; k++)
+		if (!strcmp(r.counters[k].name, "harness_ns"))
+			harness = r.counters[k].total;
+	/* The sim's harness costs no virtual time: what is left is rounding, not milliseconds. */
+	cr_assert_lt(harness, 1000 * r.ops, "harness_ns %llu for %llu ops",
+		     (unsigned long long)harness, (unsigned long long)r.ops);
+	/* The window is the measured CPUs': from the warm-up's end to their last op's end. */
+	cr_assert_lt(r.duration_s, 0.004, "duration %g s", r.duration_s);
+}
