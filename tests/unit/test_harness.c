@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "built_plugins.h"
+#include "cmdq_trial.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,13 +33,18 @@ static void micro_cfg(struct scenario_cfg *cfg, int engine, uint64_t cpus)
 	cfg->machine.atomic = MACHINE_ATOMIC_ADAPTIVE;
 }
 
+static void run_request(const struct trial_request *req, struct trial_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	cr_assert_eq(trial_run(req, r, NULL), 0, "%s", r->error);
+	cr_assert(trial_status_measured(r->status), "%s", r->error);
+}
+
 static void run(const struct scenario_cfg *cfg, uint64_t ops_per_cpu, struct trial_result *r)
 {
 	struct trial_request req = { .cfg = cfg, .ops_per_cpu = ops_per_cpu };
 
-	memset(r, 0, sizeof(*r));
-	cr_assert_eq(trial_run(&req, r, NULL), 0, "%s", r->error);
-	cr_assert(trial_status_measured(r->status), "%s", r->error);
+	run_request(&req, r);
 }
 
 /* Every N-th measured op of each CPU is timed; every op is counted. */
@@ -112,30 +118,13 @@ Test(harness, cmdq_sampling_changes_no_virtual_time, .timeout = 60)
 	struct scenario_cfg cfg;
 	struct trial_result a, b;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.scenario.workload = WORKLOAD_CMDQ;
-	cfg.scenario.engine = ENGINE_SIM;
-	cfg.scenario.cpus = 8;
-	cfg.scenario.duration_ms = 1;
-	cfg.scenario.watchdog_ms = 1000;
-	cfg.scenario.sample_every = 1;
-	cfg.smmu.queue_shift = 8;
-	cfg.smmu.msi = true;
-	cfg.smmu.tlbi_va_ns = 40;
-	cfg.smmu.sync_ns = 500;
-	cfg.smmu.prod_write_ns = 50;
-	cfg.smmu.cons_read_ns = 100;
-	cfg.wl_cmdq.cmds_per_sync = 1;
-	cfg.wl_cmdq.think_ns = 1000;
-	sim_machine_defaults(&cfg.machine);
+	cmdq_sim_cfg(&cfg, 8);
 	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
-	memset(&a, 0, sizeof(a));
-	cr_assert_eq(trial_run(&req, &a, NULL), 0, "%s", a.error);
+	run_request(&req, &a);
 	cr_assert_eq(a.status, TRIAL_OK, "%s", a.error);
 	cr_assert_eq(a.metrics[0].lat.count, a.ops);
 	cfg.scenario.sample_every = 4;
-	memset(&b, 0, sizeof(b));
-	cr_assert_eq(trial_run(&req, &b, NULL), 0, "%s", b.error);
+	run_request(&req, &b);
 	cr_assert_eq(b.status, TRIAL_OK, "%s", b.error);
 	cr_assert_eq(a.ops, b.ops);
 	cr_assert_gt(a.ops, 100);
@@ -166,27 +155,12 @@ Test(harness, starved_cpu_opens_no_window, .timeout = 60)
 	struct trial_result r;
 	uint64_t harness = UINT64_MAX;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.scenario.workload = WORKLOAD_CMDQ;
-	cfg.scenario.engine = ENGINE_SIM;
-	cfg.scenario.cpus = 4;
+	cmdq_sim_cfg(&cfg, 4);
 	cfg.scenario.warmup_ms = 1;
 	cfg.scenario.duration_ms = 1;
-	cfg.scenario.watchdog_ms = 1000;
-	cfg.scenario.sample_every = 1;
-	cfg.smmu.queue_shift = 8;
-	cfg.smmu.msi = true;
-	cfg.smmu.tlbi_va_ns = 40;
 	cfg.smmu.sync_ns = 700000;
-	cfg.smmu.prod_write_ns = 50;
-	cfg.smmu.cons_read_ns = 100;
-	cfg.wl_cmdq.cmds_per_sync = 1;
-	cfg.wl_cmdq.think_ns = 1000;
-	sim_machine_defaults(&cfg.machine);
 	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
-	memset(&r, 0, sizeof(r));
-	cr_assert_eq(trial_run(&req, &r, NULL), 0, "%s", r.error);
-	cr_assert(trial_status_measured(r.status), "%s", r.error);
+	run_request(&req, &r);
 	cr_assert_eq(r.ops_min_cpu, 0, "every CPU measured an op (min %llu)",
 		     (unsigned long long)r.ops_min_cpu);
 	cr_assert_gt(r.ops, 0);

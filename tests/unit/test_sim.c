@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 
 #include "built_plugins.h"
+#include "cmdq_trial.h"
 #include <criterion/logging.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -984,27 +985,6 @@ Test(sim_topology, refuses_garbage_with_file_and_line)
 
 /* ---- a whole cmdq trial on virtual CPUs ----------------------------------------------------- */
 
-static void cmdq_cfg(struct scenario_cfg *cfg, uint64_t cpus)
-{
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->scenario.workload = WORKLOAD_CMDQ;
-	cfg->scenario.engine = ENGINE_SIM;
-	cfg->scenario.cpus = cpus;
-	cfg->scenario.duration_ms = 2;
-	cfg->scenario.warmup_ms = 0;
-	cfg->scenario.watchdog_ms = 1000;
-	cfg->smmu.queue_shift = 8;
-	cfg->smmu.msi = true;
-	cfg->smmu.device = DEVICE_THREAD; /* the sim must ignore it */
-	cfg->smmu.tlbi_va_ns = 40;
-	cfg->smmu.sync_ns = 500;
-	cfg->smmu.prod_write_ns = 50;
-	cfg->smmu.cons_read_ns = 100;
-	cfg->wl_cmdq.cmds_per_sync = 1;
-	cfg->wl_cmdq.think_ns = 1000;
-	sim_machine_defaults(&cfg->machine);
-}
-
 Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
 {
 	struct scenario_cfg cfg;
@@ -1013,7 +993,7 @@ Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
 	const struct lab_plugin *p = load_kind("cmdq", "biglock");
 	char cfgbuf[256] = { 0 };
 
-	cmdq_cfg(&cfg, 8);
+	cmdq_sim_cfg(&cfg, 8);
 	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
@@ -1029,7 +1009,7 @@ Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)
 		cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s", a.counters[k].name);
 
 	/* One CPU alone: a CMD_SYNC round trip is the device's service plus the MMIO costs. */
-	cmdq_cfg(&cfg, 1);
+	cmdq_sim_cfg(&cfg, 1);
 	req.ops_per_cpu = 200;
 	req.oracle = true;
 	struct trial_result c;
@@ -1051,7 +1031,7 @@ Test(sim_trial, speed_with_the_device, .timeout = 120)
 	const struct lab_plugin *p = load_kind("cmdq", "cmpxchg");
 	char cfgbuf[256] = { 0 };
 
-	cmdq_cfg(&cfg, 64);
+	cmdq_sim_cfg(&cfg, 64);
 	cfg.scenario.duration_ms = 20;
 	cfg.machine.atomic = MACHINE_ATOMIC_FAR;
 	struct trial_request req = { .cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf };
@@ -1107,7 +1087,7 @@ Test(sim_trial, micro_runs_every_op_on_both_engines, .timeout = 60)
 
 static void iova_cfg(struct scenario_cfg *cfg, int workload, uint64_t cpus)
 {
-	cmdq_cfg(cfg, cpus);
+	cmdq_sim_cfg(cfg, cpus);
 	cfg->scenario.workload = workload;
 	cfg->scenario.duration_ms = 1;
 	cfg->wl_iova.pattern = 0; /* same-cpu */
@@ -1454,7 +1434,7 @@ Test(sim_trial, arm_memory_results_do_not_depend_on_the_host_heap, .timeout = 60
 	cr_assert_eq(param_parse(param_find(p->params, p->n_params, "leader_batch"), "4", cfgbuf,
 				 err, sizeof(err)),
 		     0, "%s", err);
-	cmdq_cfg(&cfg, 16);
+	cmdq_sim_cfg(&cfg, 16);
 	cfg.smmu.queue_shift = 3;
 	cfg.wl_cmdq.think_ns = 0;
 	cfg.machine.memory = MACHINE_MEMORY_ARM;
