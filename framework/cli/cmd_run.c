@@ -75,8 +75,8 @@ static void plan_jobs(const struct scenario *s, unsigned jobs, char *text, size_
 struct table {
 	bool tty;
 	const struct scenario *s;
-	size_t noisy, incomplete, unsteady; /* so far: the first of each is explained, the rest
-					       counted */
+	/* so far: the first of each is explained, the rest counted */
+	size_t noisy, incomplete, unsteady, overran;
 };
 
 /*
@@ -136,6 +136,15 @@ static void on_progress(void *arg, const struct run_progress *p)
 			"queues or depots still filling, or the host's load changed): lengthen "
 			"warmup_ms (column steady_drift; the summary counts the others)\n",
 			t->tty ? "\r\033[K" : "", tr->index, label, tr->steady_drift * 100);
+	if ((tr->status == TRIAL_OK || tr->status == TRIAL_NOISY) && trial_overran(tr) &&
+	    !t->overran++)
+		fprintf(stderr,
+			"%siommulab: trial %u (%s) note: too short for its ops: its ops ran %.0f%% "
+			"past the duration (the window closes when the last op begun in it ends), "
+			"so few ops fall in the window and its ops/s is biased low: lengthen "
+			"duration_ms (and warmup_ms) to many times the op's p99 (column "
+			"window_overrun; the summary counts the others)\n",
+			t->tty ? "\r\033[K" : "", tr->index, label, tr->window_overrun * 100);
 	if (t->tty) {
 		fprintf(stderr, "\r\033[K[%zu/%zu] %s  elapsed %.0fs  eta %.0fs", p->done, p->total,
 			label, p->elapsed_s, p->eta_s);

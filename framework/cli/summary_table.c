@@ -28,7 +28,7 @@
 #include "workload/workload.h"
 
 struct summary_cols {
-	long status, point, plugin, cpus, engine, ops_s, syncs, harness, error, steady;
+	long status, point, plugin, cpus, engine, ops_s, syncs, harness, error, steady, overrun;
 	long p50[WORKLOAD_MAX_METRICS], p99[WORKLOAD_MAX_METRICS];
 	long *axes; /* one per sweep axis */
 };
@@ -56,6 +56,8 @@ struct summary {
 	bool any_native;
 	size_t n_trials, n_noisy, n_incomplete, n_failed;
 	size_t n_unsteady; /* measured trials whose steady_drift is beyond TRIAL_STEADY_DRIFT */
+	size_t n_overran;  /* ...whose window_overrun is beyond TRIAL_OVERRUN */
+	double worst_overrun;
 	double worst_drift;
 	double *scratch;
 	FILE *out; /* where the table or the JSON goes */
@@ -205,7 +207,8 @@ static int find_columns(struct summary *S, const struct csv_table *csv, const ch
 	k->syncs = csv_column(csv, "dev_syncs_per_op");
 	k->harness = csv_column(csv, "harness_ns_per_op");
 	k->error = csv_column(csv, "error");
-	k->steady = csv_column(csv, "steady_drift"); /* absent in results written before it */
+	k->steady = csv_column(csv, "steady_drift");	/* absent in results written before it */
+	k->overrun = csv_column(csv, "window_overrun"); /* likewise */
 	for (size_t a = 0; a < S->s->n_axes; a++) {
 		snprintf(name, sizeof(name), "%s.%s", S->s->axes[a].section, S->s->axes[a].key);
 		k->axes[a] = csv_column(csv, name);
@@ -226,6 +229,15 @@ static void fold(struct summary *S)
 		S->n_noisy += agg_row_noisy(&S->t, i);
 		S->n_incomplete += !strcmp(S->t.rows[i][k->status], "incomplete");
 		S->n_failed += !strcmp(S->t.rows[i][k->status], "failed");
+		if (k->overrun >= 0 && S->t.rows[i][k->overrun][0]) {
+			double o = atof(S->t.rows[i][k->overrun]);
+
+			if (o > TRIAL_OVERRUN) {
+				S->n_overran++;
+				if (o > S->worst_overrun)
+					S->worst_overrun = o;
+			}
+		}
 		if (k->steady >= 0 && S->t.rows[i][k->steady][0]) {
 			double d = atof(S->t.rows[i][k->steady]);
 
@@ -464,6 +476,14 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 			"steady_drift): lengthen warmup_ms, or duration_ms, until it settles\n",
 			S->n_noisy || S->n_incomplete ? "" : "\n", S->n_unsteady, S->n_trials,
 			TRIAL_STEADY_DRIFT * 100, S->worst_drift * 100);
+	if (S->n_overran)
+		fprintf(S->out,
+			"%s%zu of %zu trials were too short for their ops: the ops begun in the "
+			"window ran more than %.0f%% past the duration (worst %+.0f%%, column "
+			"window_overrun), so their ops/s is biased low: lengthen duration_ms and "
+			"warmup_ms to many times the op's p99\n",
+			S->n_noisy || S->n_incomplete || S->n_unsteady ? "" : "\n", S->n_overran,
+			S->n_trials, TRIAL_OVERRUN * 100, S->worst_overrun * 100);
 
 	/* The null plugin's figures: what the harness itself costs per op, natively. */
 	for (size_t i = 0; S->any_native && S->k.harness >= 0 && i < S->groups.n; i++) {
@@ -553,8 +573,8 @@ static void print_json(const struct summary *S, const char *dir)
 		fputs("null", S->out);
 	fprintf(S->out,
 		", \"trials\": %zu, \"noisy\": %zu, \"incomplete\": %zu, \"failed\": %zu, "
-		"\"unsteady\": %zu",
-		S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed, S->n_unsteady);
+		"\"unsteady\": %zu, \"overran\": %zu",
+		S->n_trials, S->n_noisy, S->n_incomplete, S->n_failed, S->n_unsteady, S->n_overran);
 	fputs(", \"ci_method\": \"log-student-t (summary.json's ci block); ratios: delta method\""
 	      ",\n \"rows\": [",
 	      S->out);

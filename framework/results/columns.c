@@ -134,6 +134,14 @@ VALUE(v_steady_drift)
 	return t->steady_drift == t->steady_drift ? util_asprintf("%.4f", t->steady_drift) : NULL;
 }
 
+/* Empty for an op-count run (NAN). */
+VALUE(v_window_overrun)
+{
+	(void)item;
+	return t->window_overrun == t->window_overrun ? util_asprintf("%.4f", t->window_overrun)
+						      : NULL;
+}
+
 #define LAT(item) (&((const struct trial_metric *)(item))->lat)
 #define METRIC_DBL(fn, field)                                                                      \
 	VALUE(fn)                                                                                  \
@@ -242,6 +250,8 @@ const struct col_spec col_specs[COL_N_SPECS] = {
 	[COL_OPS_MIN_CPU] = { "ops_min_cpu", COL_NUM, FAM_ONCE, v_ops_min_cpu, true, false },
 	[COL_OPS_MAX_CPU] = { "ops_max_cpu", COL_NUM, FAM_ONCE, v_ops_max_cpu, true, false },
 	[COL_STEADY_DRIFT] = { "steady_drift", COL_NUM, FAM_ONCE, v_steady_drift, true, false },
+	[COL_WINDOW_OVERRUN] = { "window_overrun", COL_NUM, FAM_ONCE, v_window_overrun, true,
+				 false },
 	[COL_METRIC_MEAN] = { "%s_mean_ns", COL_NUM, FAM_METRIC, v_lat_mean, true, false },
 	[COL_METRIC_STDDEV] = { "%s_stddev_ns", COL_NUM, FAM_METRIC, v_lat_stddev, true, false },
 	[COL_METRIC_MIN] = { "%s_min_ns", COL_NUM, FAM_METRIC, v_lat_min, true, false },

@@ -10,7 +10,8 @@
  *
  * trials.csv columns, fixed first: trial, point, repeat, plugin, <one per sweep axis, named
  * "section.key">, status, cpus, engine, device, oversubscribed, duration_s, ops, ops_per_sec,
- * ops_min_cpu, ops_max_cpu, steady_drift (trial_result's; empty when not judged), then per
+ * ops_min_cpu, ops_max_cpu, steady_drift, window_overrun (trial_result's; empty when not
+ * judged), then per
  * metric M: M_mean_ns, M_stddev_ns, M_min_ns, M_p50_ns,
  * M_p90_ns, M_p99_ns, M_p999_ns, M_max_ns; then per phase P: phase_P_ns; then per counter C:
  * C (total) and C_per_op; last, error (quoted). Metric, phase and counter columns are the union

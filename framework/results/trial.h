@@ -105,6 +105,12 @@ struct trial_result {
 	 * warming up (or winding down): trial_unsteady().
 	 */
 	double steady_drift;
+	/*
+	 * (measured window - duration) / duration: how far the ops begun in the window ran past
+	 * its end; NAN for an op-count run. Beyond TRIAL_OVERRUN the ops are too long for the
+	 * duration: trial_overran().
+	 */
+	double window_overrun;
 	struct trial_metric metrics[TRIAL_MAX_METRICS];
 	uint32_t n_metrics;
 	/* The plugins', then the host's: the workload's up to 16, the device's 3, the tree's 3,
@@ -129,6 +135,21 @@ static inline bool trial_unsteady(const struct trial_result *t)
 {
 	return t->steady_drift == t->steady_drift &&
 	       (t->steady_drift > TRIAL_STEADY_DRIFT || t->steady_drift < -TRIAL_STEADY_DRIFT);
+}
+
+/*
+ * The duration check: a CPU's window opens at its first op after the warm-up and closes when
+ * its last op begun before the stop ends, so ops about as long as the duration stretch the
+ * window past it, and few of them fall in it (a CPU mid-op at the warm-up's end opens its
+ * window only after that op): ops/s is then biased low and the latencies are of a handful of
+ * ops (cmdq-beyond's spinlock at 256 CPUs with 2 ms: 4.4 K ops/s, the window 4 times the
+ * duration; with 100 ms, 15.5 K).
+ */
+#define TRIAL_OVERRUN 0.10
+
+static inline bool trial_overran(const struct trial_result *t)
+{
+	return t->window_overrun == t->window_overrun && t->window_overrun > TRIAL_OVERRUN;
 }
 
 #endif /* IOMMULAB_TRIAL_H */

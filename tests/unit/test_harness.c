@@ -123,6 +123,8 @@ Test(harness, cmdq_sampling_changes_no_virtual_time, .timeout = 60)
 	run_request(&req, &a);
 	cr_assert_eq(a.status, TRIAL_OK, "%s", a.error);
 	cr_assert_eq(a.metrics[0].lat.count, a.ops);
+	cr_assert(!trial_overran(&a) && a.window_overrun > -0.10, "window_overrun %g",
+		  a.window_overrun);
 	cfg.scenario.sample_every = 4;
 	run_request(&req, &b);
 	cr_assert_eq(b.status, TRIAL_OK, "%s", b.error);
@@ -172,4 +174,6 @@ Test(harness, starved_cpu_opens_no_window, .timeout = 60)
 		     (unsigned long long)harness, (unsigned long long)r.ops);
 	/* The window is the measured CPUs': from the warm-up's end to their last op's end. */
 	cr_assert_lt(r.duration_s, 0.004, "duration %g s", r.duration_s);
+	/* ...which 0.7 ms ops stretch past the 1 ms duration: the run says it was too short. */
+	cr_assert(trial_overran(&r), "window_overrun %g", r.window_overrun);
 }

@@ -343,7 +343,7 @@ Test(plot, no_axis_uses_cpus_and_failed_rows_are_ignored, .timeout = 60)
 	snprintf(path, sizeof(path), "%s/trials.csv", tmpdir);
 	FILE *f = fopen(path, "a");
 	/* A failed trial with junk numbers must not reach the graphs. */
-	fputs("9,0,0,broken,failed,1,sim,inline,0,0.5,5,99999999,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
+	fputs("9,0,0,broken,failed,1,sim,inline,0,0.5,5,99999999,,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
 	      "\"boom\"\n",
 	      f);
 	fclose(f);

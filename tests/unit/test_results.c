@@ -263,6 +263,7 @@ Test(results, csv_parses_back_with_columns_and_values, .timeout = 10)
 			       "ops_min_cpu",
 			       "ops_max_cpu",
 			       "steady_drift",
+			       "window_overrun",
 			       "op_mean_ns",
 			       "op_stddev_ns",
 			       "op_min_ns",
@@ -514,9 +515,9 @@ Test(results, column_table_matches_the_header_and_the_rows, .timeout = 10)
 	cr_assert_eq(csv_read(path, &t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(columns_build(&cols, &layout), 0);
 
-	/* 4 + axes + status + 9 conditions + steady_drift + 8 per metric + phases + 2 per
-	 * counter + 5 of the host's noise + error. */
-	size_t want = 4 + layout.n_axes + 1 + 9 + 1 + 8 * layout.n_metrics + layout.n_phases +
+	/* 4 + axes + status + 9 conditions + steady_drift + window_overrun + 8 per metric +
+	 * phases + 2 per counter + 5 of the host's noise + error. */
+	size_t want = 4 + layout.n_axes + 1 + 9 + 2 + 8 * layout.n_metrics + layout.n_phases +
 		      2 * layout.n_counters + 5 + 1;
 	cr_assert_eq(cols.n, want, "%zu columns, expected %zu", cols.n, want);
 	cr_assert(columns_match(&cols, t.header, t.n_cols), "the header is the table's");
