@@ -122,12 +122,11 @@ static void on_progress(void *arg, const struct run_progress *p)
 	else if (unfair(tr))
 		fprintf(stderr,
 			"%siommulab: trial %u (%s) note: fairness collapsed: the slowest of %u "
-			"CPUs "
-			"completed %llu ops, the fastest %llu: its ops/s is what the winners did, "
-			"and "
-			"the starved CPUs' latency is not in the percentiles\n",
+			"CPUs completed %llu ops, the fastest %llu%s: its ops/s is what the "
+			"winners did, and the starved CPUs' latency is not in the percentiles\n",
 			t->tty ? "\r\033[K" : "", tr->index, label, tr->cpus,
-			(unsigned long long)tr->ops_min_cpu, (unsigned long long)tr->ops_max_cpu);
+			(unsigned long long)tr->ops_min_cpu, (unsigned long long)tr->ops_max_cpu,
+			tr->ops == tr->ops_max_cpu ? " (every op was that one CPU's)" : "");
 	if ((tr->status == TRIAL_OK || tr->status == TRIAL_NOISY) && trial_unsteady(tr) &&
 	    !t->unsteady++)
 		fprintf(stderr,

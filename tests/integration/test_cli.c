@@ -734,6 +734,49 @@ Test(cli, a_trial_not_in_steady_state_is_reported, .timeout = 120)
 }
 
 /*
+ * The fairness check. TTAS on the simulated 4-socket Haswell (mctop's lpdquad) at 12 threads:
+ * the releaser takes the lock again before any woken spinner gets to it, so one CPU makes
+ * every acquisition; the run says so, and the ticket lock (FIFO) at the same point is fair.
+ */
+Test(cli, a_trial_whose_fairness_collapsed_is_reported, .timeout = 120)
+{
+	char out[300], path[400];
+	struct csv_table t;
+
+	snprintf(out, sizeof(out), "%s/unfair", tmp);
+	snprintf(path, sizeof(path), "%s/unfair-stdout.txt", tmp);
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/calibrate-mctop-lpdquad.ini",
+			       "--set",
+			       "sweep.cpus=12",
+			       "--set",
+			       "sweep.workload.micro.op=ttas_lock, ticket_lock",
+			       "--out",
+			       out,
+			       NULL };
+	cr_assert_eq(run_to(argv, NULL, path), 0, "%s", stderr_text());
+	cr_assert(strstr(stderr_text(), "op=ttas_lock) note: fairness collapsed: the slowest of 12 "
+					"CPUs completed 0 ops, the fastest "),
+		  "%s", stderr_text());
+	cr_assert(strstr(stderr_text(), " (every op was that one CPU's)"), "%s", stderr_text());
+	cr_assert_null(strstr(stderr_text(), "op=ticket_lock) note: fairness"), "%s",
+		       stderr_text());
+	load_trials(out, &t);
+	cr_assert_eq(t.n_rows, 2);
+	for (size_t r = 0; r < t.n_rows; r++) {
+		bool ttas = !strcmp(str(&t, r, "workload.micro.op"), "ttas_lock");
+
+		cr_assert(status_is(&t, r, "ok"), "%s", str(&t, r, "status"));
+		cr_assert(ttas ? num(&t, r, "ops_max_cpu") == num(&t, r, "ops")
+			       : num(&t, r, "ops_min_cpu") * 1.1 > num(&t, r, "ops_max_cpu"),
+			  "%s: %g of %g ops on one CPU", str(&t, r, "workload.micro.op"),
+			  num(&t, r, "ops_max_cpu"), num(&t, r, "ops"));
+	}
+	csv_free(&t);
+}
+
+/*
  * The duration check. The spinlock queue at 256 simulated CPUs takes about 7 ms an op: with
  * 2 ms measured (cmdq-beyond's 100 ms shortened) its ops run to 8 ms, a few fall in the
  * window and its ops/s is a quarter of what 100 ms measure. The run says so (a note, the
