@@ -45,12 +45,14 @@ engine_cpu_loop(const struct engine_job *job, struct lab_cpu *c, struct engine_c
 	bool measuring = job->ops_per_cpu > 0, late = false;
 	uint64_t n = 0, per_call = job->ops_per_call ? job->ops_per_call : 1;
 
+	res->window_open = measuring;
 	for (;;) {
 		enum engine_phase ph = h->phase(ctx);
 		if (ph == ENGINE_STOP)
 			break;
 		if (!measuring && ph != ENGINE_WARMUP) {
 			measuring = true;
+			res->window_open = true;
 			host_cpu_reset_events(c, job->counters, job->n_counters);
 			for (uint32_t m = 0; m < job->n_metrics; m++)
 				hist_clear(&res->hists[m]);

@@ -95,6 +95,10 @@ struct engine_cpu_result {
 	uint64_t ops;	    /* measured ops */
 	uint64_t ops_early; /* ...of them, those before the window's second half began */
 	uint64_t window_ns; /* this CPU's measured window */
+	/* Its window opened (engine/cpu_loop.h): an op began in the measured phase, or an
+	 * op-count run measures from the start. A CPU whose one op began in the warm-up and
+	 * ended after the stop (starved) has none: window_ns 0. */
+	bool window_open;
 	/* What the host did to this CPU's thread in the window (native only; have_sched):
 	 * its own CPU time and wall time by CLOCK_THREAD_CPUTIME_ID / CLOCK_MONOTONIC, and its
 	 * context switches (getrusage RUSAGE_THREAD), for the noise check (run/noise.h). */

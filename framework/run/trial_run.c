@@ -274,7 +274,6 @@ static void merge_metrics(struct trial *t, struct trial_result *res, uint64_t *w
 	    res->ops - early >= TRIAL_STEADY_MIN_OPS)
 		res->steady_drift = ((double)(res->ops - early) - (double)early) / (double)early;
 	res->duration_s = t->eres.measured_s;
-	res->window_overrun = NAN;
 	if (!t->req->ops_per_cpu && t->cfg->scenario.duration_ms && res->ops) {
 		double asked = (double)t->cfg->scenario.duration_ms / 1e3;
 		res->window_overrun = (res->duration_s - asked) / asked;
@@ -492,8 +491,8 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 
 	res->status = TRIAL_OK;
 	res->error[0] = '\0';
-	res->steady_drift = NAN; /* judged in merge_metrics */
-	res->window_overrun = NAN;
+	res->steady_drift = NAN;   /* judged in merge_metrics */
+	res->window_overrun = NAN; /* judged in merge_metrics */
 	res->cpus = (uint32_t)cfg.scenario.cpus;
 	res->device_mode = device_mode_names[cfg.smmu.device ? 1 : 0];
 	if (oracle)

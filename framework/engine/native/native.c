@@ -35,7 +35,6 @@ struct worker {
 	uint32_t in_op;	    /* atomic */
 	uint32_t done;	    /* atomic */
 	uint64_t t_measure, t_stop;
-	bool measured;		  /* its window opened */
 	struct sched_mark sched0; /* the thread's figures when measurement started */
 } LAB_CACHE_ALIGNED;
 
@@ -139,7 +138,6 @@ static void w_measure_started(void *ctx)
 	struct worker *w = ctx;
 
 	w->t_measure = lab_now(w->c);
-	w->measured = true;
 	sched_mark(&w->sched0);
 }
 
@@ -186,7 +184,6 @@ static const struct engine_cpu_hooks native_hooks = {
 static void worker_loop(struct worker *w)
 {
 	w->t_measure = lab_now(w->c);
-	w->measured = w->run->job->ops_per_cpu > 0; /* else when its window opens */
 	engine_cpu_loop(w->run->job, w->c, w->res, &native_hooks, w);
 	w->t_stop = lab_now(w->c);
 	sched_window(w);
@@ -395,8 +392,9 @@ static int native_run(const struct engine_job *job, struct engine_result *res)
 			leak = true;
 			res->threads_left = true;
 		}
-		res->cpus[i].window_ns =
-			w->measured && w->t_stop > w->t_measure ? w->t_stop - w->t_measure : 0;
+		res->cpus[i].window_ns = w->res->window_open && w->t_stop > w->t_measure
+						 ? w->t_stop - w->t_measure
+						 : 0;
 		double s = (double)res->cpus[i].window_ns / 1e9;
 		if (s > res->measured_s)
 			res->measured_s = s;

@@ -193,7 +193,6 @@ struct sim_cpu {
 	const void *watch;	    /* the word it sleeps on */
 	uint64_t watch_val;	    /* the value it last saw there */
 	uint64_t t_measure, t_stop; /* ps */
-	bool measured;		    /* its window opened (an op began in the measured phase) */
 	uint64_t sb_rng;	    /* memory = arm: the seeded store-delay sequence */
 	uint64_t pt_rng;	    /* perturb_ns: the seeded stall sequence (splitmix64) */
 	/* memory = arm, loads: */

@@ -63,7 +63,6 @@ static void cpu_measure_started(void *ctx)
 
 	sim_take_turn(); /* the engine's own figures start with every CPU's work before now */
 	me->t_measure = me->clock;
-	me->measured = true;
 	if (!s->measure_started) {
 		s->measure_started = true;
 		s->lab_ops_at_measure = s->st.lab_ops;
@@ -141,7 +140,6 @@ static void cpu_main(void *arg)
 	struct sim *s = me->sim;
 
 	me->t_measure = me->clock;
-	me->measured = s->job->ops_per_cpu > 0; /* else when its window opens */
 	engine_cpu_loop(s->job, me->c, me->res, &sim_hooks, me);
 	me->t_stop = me->clock;
 	me->state = CPU_DONE;
@@ -338,10 +336,9 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct sim_cpu *x = &s->cpus[i];
 		uint64_t stop = x->state == CPU_DONE ? x->t_stop : x->clock;
-		/* A CPU whose only op began in the warm-up and ended after the stop (starved)
-		 * never opened a window: no time of its counts as measured. */
-		res->cpus[i].window_ns =
-			x->measured && stop > x->t_measure ? (stop - x->t_measure) / PS_PER_NS : 0;
+		res->cpus[i].window_ns = res->cpus[i].window_open && stop > x->t_measure
+						 ? (stop - x->t_measure) / PS_PER_NS
+						 : 0;
 		double sec = (double)res->cpus[i].window_ns / 1e9;
 		if (sec > res->measured_s)
 			res->measured_s = sec;
