@@ -216,6 +216,15 @@ static int find_columns(struct summary *S, const struct csv_table *csv, const ch
 	return 0;
 }
 
+/* Row i's number in column col: false when the run has no such column or left it empty. */
+static bool cell_num(const struct summary *S, size_t i, long col, double *v)
+{
+	if (col < 0 || !S->t.rows[i][col][0])
+		return false;
+	*v = atof(S->t.rows[i][col]);
+	return true;
+}
+
 static void fold(struct summary *S)
 {
 	const struct summary_cols *k = &S->k;
@@ -223,29 +232,22 @@ static void fold(struct summary *S)
 
 	for (size_t i = 0; i < S->t.n_rows; i++) {
 		const char *e = k->engine >= 0 ? S->t.rows[i][k->engine] : "";
+		double v;
 
 		S->any_native |= !strcmp(e, "native");
 		S->n_trials++;
 		S->n_noisy += agg_row_noisy(&S->t, i);
 		S->n_incomplete += !strcmp(S->t.rows[i][k->status], "incomplete");
 		S->n_failed += !strcmp(S->t.rows[i][k->status], "failed");
-		if (k->overrun >= 0 && S->t.rows[i][k->overrun][0]) {
-			double o = atof(S->t.rows[i][k->overrun]);
-
-			if (o > TRIAL_OVERRUN) {
-				S->n_overran++;
-				if (o > S->worst_overrun)
-					S->worst_overrun = o;
-			}
+		if (cell_num(S, i, k->overrun, &v) && v > TRIAL_OVERRUN) {
+			S->n_overran++;
+			if (v > S->worst_overrun)
+				S->worst_overrun = v;
 		}
-		if (k->steady >= 0 && S->t.rows[i][k->steady][0]) {
-			double d = atof(S->t.rows[i][k->steady]);
-
-			if (d > TRIAL_STEADY_DRIFT || d < -TRIAL_STEADY_DRIFT) {
-				S->n_unsteady++;
-				if (fabs(d) > fabs(S->worst_drift))
-					S->worst_drift = d;
-			}
+		if (cell_num(S, i, k->steady, &v) && fabs(v) > TRIAL_STEADY_DRIFT) {
+			S->n_unsteady++;
+			if (fabs(v) > fabs(S->worst_drift))
+				S->worst_drift = v;
 		}
 	}
 	for (size_t i = 0; i < S->groups.n; i++) {
