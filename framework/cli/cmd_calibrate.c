@@ -4,6 +4,7 @@
  * table, a line per op, RESULTS_DIR/calibration.csv, and an exit status that says whether
  * every judged point is within the tolerance.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,9 +16,73 @@
 
 #define DEFAULT_TOLERANCE_PCT 25.0
 
-/* What a run-side error is missing, and how to get it. */
-static const char run_hint[] =
-	"run `iommulab run configs/calibrate-graviton2.ini` and give the results dir it prints";
+/*
+ * The shipped scenario made for the measured data at data: the calibrate-SET.ini beside the
+ * data's folder (configs/calibrate-SET.ini for configs/calibration/DATA) with the longest SET
+ * that DATA's name starts with, followed by '-' or '.' (mctop-lpdquad-locks.txt ->
+ * calibrate-mctop-lpdquad.ini; lockhammer-x86-3-c1000-p0.csv -> its own, not
+ * lockhammer-x86-3's). Writes its path to buf and returns 0, or -ENOENT when none fits.
+ */
+static int scenario_for_data(const char *data, char *buf, size_t size)
+{
+	static const char prefix[] = "calibrate-", suffix[] = ".ini";
+	const size_t pre = sizeof(prefix) - 1, suf = sizeof(suffix) - 1;
+	const char *slash = strrchr(data, '/'), *name = slash ? slash + 1 : data;
+	char folder[1024], configs[1100], best[256] = "";
+	const char *up;
+	struct dirent *e;
+	DIR *d;
+
+	/* The data's folder, and the folder above it (where the calibrate-*.ini are). */
+	if (slash) {
+		snprintf(folder, sizeof(folder), "%.*s", (int)(slash - data), data);
+		snprintf(configs, sizeof(configs), "%s/..", folder);
+	} else {
+		snprintf(folder, sizeof(folder), ".");
+		snprintf(configs, sizeof(configs), "..");
+	}
+	d = opendir(configs);
+	if (!d)
+		return -ENOENT;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name), set_len = len - pre - suf;
+		const char *set = e->d_name + pre;
+
+		if (len <= pre + suf || strncmp(e->d_name, prefix, pre) ||
+		    strcmp(e->d_name + len - suf, suffix))
+			continue;
+		if (strncmp(name, set, set_len) || (name[set_len] != '-' && name[set_len] != '.'))
+			continue;
+		if (set_len > strlen(best) && set_len < sizeof(best))
+			snprintf(best, sizeof(best), "%.*s", (int)set_len, set);
+	}
+	closedir(d);
+	if (!*best)
+		return -ENOENT;
+	/* Named as the user named the data: configs/calibration/x -> configs/calibrate-SET.ini */
+	up = strrchr(folder, '/');
+	if (up && strcmp(up + 1, ".") && strcmp(up + 1, ".."))
+		snprintf(buf, size, "%.*s/calibrate-%s.ini", (int)(up - folder), folder, best);
+	else if (!up && strcmp(folder, ".") && strcmp(folder, ".."))
+		snprintf(buf, size, "calibrate-%s.ini", best);
+	else
+		snprintf(buf, size, "%s/calibrate-%s.ini", configs, best);
+	return 0;
+}
+
+/* What a run-side error is missing, and how to get it, for the measured data at data. */
+static void print_run_hint(const char *data)
+{
+	char ini[1200];
+
+	if (!scenario_for_data(data, ini, sizeof(ini)))
+		fprintf(stderr, "run `iommulab run %s` and give the results dir it prints", ini);
+	else
+		fprintf(stderr,
+			"run a micro sweep over the ops and CPU counts %s has (workload = micro, "
+			"like configs/calibrate-*.ini) and give the results dir it prints",
+			data);
+}
 
 static int parse_tolerance(const char *s, double *pct)
 {
@@ -119,7 +184,9 @@ int cmd_calibrate(int argc, char **argv, struct cli_common *c)
 
 	ret = calib_load_run(dir, &sim, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "iommulab calibrate: %s: %s\n", err, run_hint);
+		fprintf(stderr, "iommulab calibrate: %s: ", err);
+		print_run_hint(data);
+		fputc('\n', stderr);
 		goto out;
 	}
 	ret = calib_load_measured(data, &meas, err, sizeof(err));
@@ -129,10 +196,9 @@ int cmd_calibrate(int argc, char **argv, struct cli_common *c)
 	}
 	ret = calib_compare(&sim, &meas, tol, &rep, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr,
-			"iommulab calibrate: %s vs %s: %s: run a sweep over CPU counts the data "
-			"has, e.g. `iommulab run configs/calibrate-graviton2.ini`\n",
-			dir, data, err);
+		fprintf(stderr, "iommulab calibrate: %s vs %s: %s: ", dir, data, err);
+		print_run_hint(data);
+		fputc('\n', stderr);
 		goto out;
 	}
 	print_report(&rep, dir, data, &sim, &meas);

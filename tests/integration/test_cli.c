@@ -936,8 +936,15 @@ Test(cli, calibrate_refuses_bad_input_with_status_2, .timeout = 30)
 	} cases[] = {
 		{ { NULL }, "expected RESULTS_DIR and DATA.csv" },
 		{ { "/nonexistent-iommulab", CONFIGS "/calibration/graviton2-atomics.csv" },
-		  "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab run "
-		  "configs/calibrate-graviton2.ini`" },
+		  "/nonexistent-iommulab/trials.csv: No such file or directory: run `iommulab "
+		  "run " CONFIGS "/calibrate-graviton2.ini`" },
+		/* The hint names the scenario made for the data given, the longest that fits. */
+		{ { "/nonexistent-iommulab", CONFIGS "/calibration/mctop-lpd48core-locks.txt" },
+		  "run `iommulab run " CONFIGS "/calibrate-mctop-lpd48core.ini`" },
+		{ { "/nonexistent-iommulab", CONFIGS "/calibration/lockhammer-x86-3-c1000-p0.csv" },
+		  "run `iommulab run " CONFIGS "/calibrate-lockhammer-x86-3-c1000-p0.ini`" },
+		{ { "/nonexistent-iommulab", "/nonexistent-dir/data.csv" },
+		  "run a micro sweep over the ops and CPU counts /nonexistent-dir/data.csv has" },
 		{ { "a", "b", "--tolerance", "lots" },
 		  "--tolerance 'lots': expected a percentage above 0" },
 		{ { "a", "b", "--tolerance" }, "--tolerance needs an argument (PCT)" },
