@@ -279,7 +279,7 @@ static int write_run_files(const char *dir, const struct scenario *s, const stru
 	int off;
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
-	if (scenario_write_resolved(s, path))
+	if (scenario_write_results(s, path))
 		return -EIO;
 	char model[256], governor[64], load[64] = "unknown", steal[64] = "unknown";
 	struct noise_mark nm;
@@ -364,11 +364,23 @@ static int check_resumable(const char *dir, const struct scenario *s)
 
 	snprintf(path, sizeof(path), "%s/scenario.ini", dir);
 	snprintf(check, sizeof(check), "%s/.scenario-check.ini", dir);
-	int rc = scenario_write_resolved(s, check);
+	int rc = scenario_write_results(s, check);
 	char *written = rc ? NULL : util_read_file(check, NULL);
 	bool same = written && same_text(path, written);
+	char *before = same ? NULL : util_read_file(path, NULL);
+
 	free(written);
 	unlink(check);
+	if (!same && before && !strstr(before, SCENARIO_CHECKSUM_LINE)) {
+		fprintf(stderr,
+			"iommulab: %s has no checksum line (an older iommulab wrote it, or it was "
+			"edited): refusing to resume a run whose scenario cannot be checked "
+			"(start a new run)\n",
+			path);
+		free(before);
+		return -1;
+	}
+	free(before);
 	if (!same) {
 		fprintf(stderr,
 			"iommulab: %s was edited since the run started: refusing to mix "
@@ -650,8 +662,20 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 	if (!s) {
 		cli_print_diags(&load_diags, "iommulab: warning: ");
 		cli_print_diags(&diags, "");
-		fprintf(stderr, "iommulab: %zu error%s in %s: nothing was run\n", diags.n,
-			diags.n == 1 ? "" : "s", path);
+		/* Say where the errors are: the file, the --set options, or both. */
+		size_t n_set = 0;
+		for (size_t i = 0; i < diags.n; i++)
+			n_set += !strncmp(diags.msgs[i], "--set ", strlen("--set "));
+		if (n_set == diags.n)
+			fprintf(stderr, "iommulab: %zu error%s in --set: nothing was run\n", n_set,
+				n_set == 1 ? "" : "s");
+		else if (n_set)
+			fprintf(stderr,
+				"iommulab: %zu error%s in %s and %zu in --set: nothing was run\n",
+				diags.n - n_set, diags.n - n_set == 1 ? "" : "s", path, n_set);
+		else
+			fprintf(stderr, "iommulab: %zu error%s in %s: nothing was run\n", diags.n,
+				diags.n == 1 ? "" : "s", path);
 		goto out;
 	}
 	for (size_t i = 0; i < s->n_cmdq + s->n_iova; i++) {

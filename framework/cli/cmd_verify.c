@@ -299,9 +299,19 @@ static struct scenario *load_base(const struct lab_plugin *d, const char *const 
 		fprintf(stderr, "iommulab verify: cannot write %s: %s\n", path, strerror(-rc));
 		goto out;
 	}
-	for (size_t i = 0; i < n_sets; i++)
+	for (size_t i = 0; i < n_sets; i++) {
+		/* verify runs d alone over its own grid: no list of plugins, no sweep */
+		if (!strncmp(args[i], "plugins.", strlen("plugins.")) ||
+		    !strncmp(args[i], "sweep.", strlen("sweep."))) {
+			fprintf(stderr,
+				"iommulab verify: --set %s: sweep.* and plugins.* are not for "
+				"verify: it runs its own grid on %s alone\n",
+				args[i], d->name);
+			goto out;
+		}
 		if (!(sets[i] = set_spelling(args[i], d)))
 			goto out;
+	}
 	s = scenario_load(path, (const char *const *)sets, n_sets, &pl, &diags);
 	/* A valid --set of a key each grid point sets would be overwritten: refuse it. */
 	for (size_t i = 0; s && i < n_sets; i++) {
@@ -384,12 +394,14 @@ static int record(struct verdict *v, size_t nv, const struct oracle_report *o, c
 			if (strcmp(v[k].name, c->name))
 				continue;
 			v[k].runs[sim]++;
-			if (c->pass)
-				continue;
+			/* Unchecked first: a check the run could not judge (its process crashed
+			 * or was killed) also reads as not failed. */
 			if (c->unchecked) {
 				v[k].unchecked[sim]++;
 				continue;
 			}
+			if (c->pass)
+				continue;
 			if (inconclusive) {
 				v[k].inconclusive[sim]++;
 				continue;
@@ -837,6 +849,10 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		bool lab_h = !strcmp(v[k].name, ATOMICS_CHECK_NAME);
 		bool failed = v[k].n_fails > 0 || (lab_h && lab_h_only_failed(&lho));
 		bool inconcl = !failed && v[k].inconclusive[0] + v[k].inconclusive[1];
+		/* No run judged it (none ran, or each one's process was lost) and, for
+		 * lab_h_only, no sim build was there to disassemble: never passed. */
+		size_t judged = runs - v[k].unchecked[0] - v[k].unchecked[1];
+		bool unchecked = !failed && !judged && (!lab_h || lho.rc);
 		char nat[40], sim[40], stat[400] = "";
 
 		column(&v[k], 0, nat, sizeof(nat));
@@ -844,9 +860,10 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		if (lab_h)
 			lab_h_only_static(&lho, stat, sizeof(stat));
 		printf("  %-14s %-12s (%zu runs)  native: %-18s sim: %s%s%s\n", v[k].name,
-		       failed	 ? "FAIL"
-		       : inconcl ? "INCONCLUSIVE"
-				 : "PASS",
+		       failed	   ? "FAIL"
+		       : unchecked ? "UNCHECKED"
+		       : inconcl   ? "INCONCLUSIVE"
+				   : "PASS",
 		       runs, nat, sim, lab_h ? ", " : "", stat);
 		if (failed)
 			status = EXIT_TRIALS_FAILED;

@@ -450,9 +450,15 @@ static void print_text(const struct summary *S, const struct lab_clock *clk)
 			fprintf(S->out, " (one repeat: no interval, so no verdict)");
 		else if (!clear(ratio))
 			fprintf(S->out, " (within the 95%% interval: no clear winner)");
-		/* A winner by less than the noise over the second best is a tie: say so. */
+		/*
+		 * A winner by less than the noise over the second best is a tie: say so. Without
+		 * an interval (one repeat) there is no noise to be within: name the second best.
+		 */
 		struct stats_ratio r2 = stats_ratio_ci(second->ops, w->ops);
-		if (second != vs && !clear(r2)) {
+		if (second != vs && isnan(r2.half_width)) {
+			fmt_ratio(r2, cell, sizeof(cell));
+			fprintf(S->out, "; second: %s (%s)", second->first[S->k.plugin], cell);
+		} else if (second != vs && !clear(r2)) {
 			fmt_ratio(r2, cell, sizeof(cell));
 			fprintf(S->out, "; tied with %s (%s)", second->first[S->k.plugin], cell);
 		}

@@ -332,4 +332,17 @@ void scenario_point_free(const struct scenario *s, struct scenario_point *p);
  */
 int scenario_write_resolved(const struct scenario *s, const char *path);
 
+/*
+ * The last line of a written scenario: this, then the SHA-256 of every byte before the blank
+ * line above it, in hex. A value edited later no longer matches it (run --resume refuses).
+ */
+#define SCENARIO_CHECKSUM_LINE "; sha256 of the lines above: "
+
+/*
+ * As scenario_write_resolved, for a results folder's scenario.ini: a [machine] topology is
+ * named as the folder's own copy of it, topology.csv (relative to the folder, so the folder
+ * resumes and reruns from anywhere).
+ */
+int scenario_write_results(const struct scenario *s, const char *path);
+
 #endif /* IOMMULAB_SCENARIO_H */

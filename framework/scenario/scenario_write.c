@@ -12,6 +12,7 @@
 
 #include "params/params.h"
 #include "scenario/scenario_internal.h"
+#include "util/sha256.h"
 
 /* items joined by sep, allocated; NULL when out of memory. */
 static char *join(const char *const *items, size_t n, const char *sep)
@@ -41,8 +42,12 @@ static int write_line(FILE *f, const char *key, const char *value)
 	return fprintf(f, "%s = %s\n", key, value) < 0 ? -EIO : 0;
 }
 
+/*
+ * topology_as: what [machine] topology says instead of its path when it names one (the
+ * results' copy, scenario_write_results), or NULL.
+ */
 static int write_table(FILE *f, const char *section, const struct lab_param *params, size_t n,
-		       const void *config)
+		       const void *config, const char *topology_as)
 {
 	char value[SCENARIO_MAX_LINE + 1];
 	int rc = 0;
@@ -53,13 +58,16 @@ static int write_table(FILE *f, const char *section, const struct lab_param *par
 		rc = param_format(&params[i], config, value, sizeof(value));
 		if (rc == -ENOSPC)
 			rc = -E2BIG;
+		if (!rc && topology_as && *value && !strcmp(section, "machine") &&
+		    !strcmp(params[i].key, "topology"))
+			snprintf(value, sizeof(value), "%s", topology_as);
 		if (!rc)
 			rc = write_line(f, params[i].key, value);
 	}
 	return rc;
 }
 
-static int write_framework(FILE *f, const struct scenario *s)
+static int write_framework(FILE *f, const struct scenario *s, const char *topology_as)
 {
 	size_t n;
 	const struct scenario_section *sections = scenario_sections(&n);
@@ -67,7 +75,7 @@ static int write_framework(FILE *f, const struct scenario *s)
 
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = write_table(f, sections[i].name, sections[i].params, sections[i].n_params,
-				 (const char *)&s->base + sections[i].offset);
+				 (const char *)&s->base + sections[i].offset, topology_as);
 	return rc;
 }
 
@@ -108,7 +116,8 @@ static int write_plugins(FILE *f, const struct scenario *s)
 		if (seen)
 			continue;
 		snprintf(section, sizeof(section), "plugin.%s", sp->desc->name);
-		rc = write_table(f, section, sp->desc->params, sp->desc->n_params, sp->config);
+		rc = write_table(f, section, sp->desc->params, sp->desc->n_params, sp->config,
+				 NULL);
 	}
 	return rc;
 }
@@ -148,21 +157,45 @@ static int write_sweep(FILE *f, const struct scenario *s)
 	return rc;
 }
 
-int scenario_write_resolved(const struct scenario *s, const char *path)
+static int write_resolved(const struct scenario *s, const char *path, const char *topology_as)
 {
-	FILE *f = fopen(path, "w");
+	char *text = NULL, hex[SHA256_HEX_LEN];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 	int rc;
 
 	if (!f)
 		return -errno;
 	rc = fprintf(f, "; resolved scenario: every key with its effective value\n") < 0 ? -EIO : 0;
 	if (!rc)
-		rc = write_framework(f, s);
+		rc = write_framework(f, s, topology_as);
 	if (!rc)
 		rc = write_plugins(f, s);
 	if (!rc)
 		rc = write_sweep(f, s);
 	if (fclose(f) && !rc)
 		rc = -errno;
+	if (!rc) {
+		sha256_hex(text, len, hex);
+		f = fopen(path, "w");
+		if (!f)
+			rc = -errno;
+		else if (fwrite(text, 1, len, f) != len ||
+			 fprintf(f, "\n%s%s\n", SCENARIO_CHECKSUM_LINE, hex) < 0)
+			rc = -EIO;
+		if (f && fclose(f) && !rc)
+			rc = -errno;
+	}
+	free(text);
 	return rc;
+}
+
+int scenario_write_resolved(const struct scenario *s, const char *path)
+{
+	return write_resolved(s, path, NULL);
+}
+
+int scenario_write_results(const struct scenario *s, const char *path)
+{
+	return write_resolved(s, path, "topology.csv");
 }
