@@ -5,11 +5,18 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <iommulab/cmdq.h>
@@ -31,6 +38,13 @@ const char *plugin_kind_name(uint32_t kind)
 }
 
 #define SIM_SUFFIX ".sim.so"
+
+/*
+ * At most this many parameters, as counters and phases have their bounds: the table is walked
+ * n_params entries long (and every key compared with every other), so a count the table does
+ * not hold reads past it. The shipped plugins have at most 2.
+ */
+#define LOADER_MAX_PARAMS 256
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -137,6 +151,10 @@ static int check_tables(const struct lab_plugin *d, char *err, size_t len)
 			snprintf(err, len, "phase %u has no valid name", i + 1);
 			return -EINVAL;
 		}
+	if (d->n_params > LOADER_MAX_PARAMS) {
+		snprintf(err, len, "%u parameters (at most %d)", d->n_params, LOADER_MAX_PARAMS);
+		return -EINVAL;
+	}
 	if (d->n_params && !d->params) {
 		snprintf(err, len, "n_params is %u but the parameter table is NULL", d->n_params);
 		return -EINVAL;
@@ -199,7 +217,9 @@ static int check_descriptor(const char *path, const struct lab_plugin *d, char *
 	return rc ? rc : check_tables(d, err, len);
 }
 
-int plugin_load(const char *path, struct loaded_plugin *out, char *err, size_t err_len)
+/* dlopen() path here, in this process, and check it: what plugin_load() does once the file
+ * loaded in a child (load_in_child()). */
+static int load_here(const char *path, struct loaded_plugin *out, char *err, size_t err_len)
 {
 	char why[512];
 	void *h;
@@ -246,6 +266,283 @@ int plugin_load(const char *path, struct loaded_plugin *out, char *err, size_t e
 err_close:
 	dlclose(h);
 	return rc;
+}
+
+/* ---- loading a file in a child first ----------------------------------------------------- */
+
+/*
+ * A plugin runs code the moment it is loaded: its constructors in dlopen(), then its entry
+ * function. Here that is the host's process, before any trial is isolated, so a file that
+ * crashes, exits or hangs there would take the host down with it, even one the scenario never
+ * uses. So each file is first loaded in a forked child, which makes every check load_here()
+ * makes and reports the outcome through a pipe; only a file the child loaded is then loaded
+ * here (constructors run twice: the child's stdout goes to /dev/null, its stderr to the
+ * parent, which quotes its last line if the child did not come back).
+ *
+ * How long the child may take: a shipped plugin loads in well under a millisecond (a dlopen()
+ * and a walk over its tables), so 5 s is thousands of times that, enough for a CI machine
+ * under load or a sanitizer build, while a plugin that hangs costs a 5 s pause at start-up
+ * rather than the whole run.
+ */
+#define LOAD_TIMEOUT_S 5
+
+/* The child's answer: 0 or load_here()'s -errno, then its refusal text (no NUL). One write()
+ * of at most PIPE_BUF bytes, so the parent reads all of it or none. */
+struct load_report {
+	int32_t rc;
+	char err[1024];
+};
+
+/* The fault signals: the child dies of them with the default action, never runs a handler of
+ * the host's there. */
+static const int fault_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+
+static _Noreturn void child_load(const char *path, int report_fd, int stderr_fd)
+{
+	struct load_report rep = { 0 };
+	struct loaded_plugin p;
+	sigset_t none;
+	int null = open("/dev/null", O_RDWR);
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(fault_signals); i++)
+		signal(fault_signals[i], SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+	}
+	dup2(stderr_fd, STDERR_FILENO);
+	rep.rc = load_here(path, &p, rep.err, sizeof(rep.err));
+	if (!rep.rc)
+		rep.err[0] = '\0';
+	size_t n = offsetof(struct load_report, err) + strnlen(rep.err, sizeof(rep.err) - 1);
+	while (write(report_fd, &rep, n) < 0 && errno == EINTR)
+		;
+	_exit(0); /* nothing of the host's (atexit, stdio buffers, destructors) runs here */
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const char *signal_name(int sig)
+{
+	switch (sig) {
+	case SIGSEGV:
+		return "SIGSEGV";
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGABRT:
+		return "SIGABRT";
+	case SIGFPE:
+		return "SIGFPE";
+	case SIGILL:
+		return "SIGILL";
+	case SIGTRAP:
+		return "SIGTRAP";
+	case SIGSYS:
+		return "SIGSYS";
+	case SIGKILL:
+		return "SIGKILL";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGINT:
+		return "SIGINT";
+	default:
+		return NULL;
+	}
+}
+
+/* Read what fd has into buf (keeping its last cap - 1 bytes); close it at end of file. */
+static void read_some(struct pollfd *fd, char *buf, size_t *n, size_t cap, bool keep_tail)
+{
+	char tmp[1024];
+	ssize_t got = read(fd->fd, tmp, sizeof(tmp));
+
+	if (got < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (got <= 0) {
+		close(fd->fd);
+		fd->fd = -1;
+		return;
+	}
+	for (ssize_t i = 0; i < got; i++) {
+		if (*n == cap - 1) {
+			if (!keep_tail)
+				return;
+			memmove(buf, buf + cap / 2, *n - cap / 2);
+			*n -= cap / 2;
+		}
+		buf[(*n)++] = tmp[i];
+	}
+}
+
+/* The last non-empty line of what the child wrote to stderr, or "". */
+static const char *last_line(char *buf, size_t n)
+{
+	buf[n] = '\0';
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	char *nl = strrchr(buf, '\n');
+	char *line = nl ? nl + 1 : buf;
+	if (strlen(line) > 200)
+		strcpy(line + 197, "...");
+	return line;
+}
+
+/*
+ * Load path in a forked child, as load_here() would: 0 if it loaded and passed every check,
+ * else -errno with the child's refusal (the loader's own text, unchanged) or what became of
+ * the child in err. The child is always reaped, and every fd closed, before this returns.
+ */
+static int load_in_child(const char *path, char *err, size_t err_len)
+{
+	struct load_report rep;
+	char said[4096];
+	size_t got = 0, said_n = 0;
+	int report[2], talk[2], status = 0;
+	bool reaped = false, timed_out = false, lost = false;
+
+	if (pipe2(report, O_CLOEXEC)) {
+		int e = errno;
+		snprintf(err, err_len, "%s: cannot load it in a child process first: pipe: %s",
+			 path, strerror(e));
+		return -e;
+	}
+	if (pipe2(talk, O_CLOEXEC)) {
+		int e = errno;
+		close(report[0]);
+		close(report[1]);
+		snprintf(err, err_len, "%s: cannot load it in a child process first: pipe: %s",
+			 path, strerror(e));
+		return -e;
+	}
+	fflush(NULL); /* or the child's exit() would write the host's buffered output again */
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(report[0]);
+		close(talk[0]);
+		child_load(path, report[1], talk[1]);
+	}
+	int fork_errno = errno;
+	close(report[1]);
+	close(talk[1]);
+	if (pid < 0) {
+		close(report[0]);
+		close(talk[0]);
+		snprintf(err, err_len, "%s: cannot load it in a child process first: fork: %s",
+			 path, strerror(fork_errno));
+		return -fork_errno;
+	}
+
+	/* The child's exit wakes poll() through a pidfd where the kernel has them; without one,
+	 * poll() ticks every millisecond to look. */
+	struct pollfd fds[3] = { { .fd = report[0], .events = POLLIN },
+				 { .fd = talk[0], .events = POLLIN },
+				 { .fd = -1, .events = POLLIN } };
+#ifdef SYS_pidfd_open
+	fds[2].fd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+	int64_t deadline = now_ms() + LOAD_TIMEOUT_S * 1000;
+	for (int drains = 0; drains < 64;) {
+		int64_t left = deadline - now_ms();
+		int wait_ms;
+
+		if (reaped)
+			wait_ms = 0; /* drain what it left in the pipes, but do not wait for EOF: a
+				     process it started may hold them open */
+		else if (left <= 0) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			timed_out = true;
+			break;
+		} else if (fds[2].fd >= 0)
+			wait_ms = (int)left;
+		else
+			wait_ms = 1;
+		int ready = poll(fds, 3, wait_ms);
+		if (ready < 0 && errno != EINTR && !reaped) {
+			deadline = 0; /* cannot watch it: kill it rather than leave it */
+			continue;
+		}
+		if (ready > 0 && fds[0].revents)
+			read_some(&fds[0], (char *)&rep, &got, sizeof(rep) + 1, false);
+		if (ready > 0 && fds[1].revents)
+			read_some(&fds[1], said, &said_n, sizeof(said), true);
+		if (reaped) {
+			if (ready <= 0 || (fds[0].fd < 0 && fds[1].fd < 0))
+				break;
+			drains++;
+			continue;
+		}
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		if (w == pid || (w < 0 && errno == ECHILD)) {
+			reaped = true;
+			lost = w < 0; /* someone else reaped it: only the report tells */
+			if (fds[2].fd >= 0) {
+				close(fds[2].fd);
+				fds[2].fd = -1;
+			}
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		if (fds[i].fd >= 0)
+			close(fds[i].fd);
+
+	bool answered = got >= offsetof(struct load_report, err);
+	bool clean = lost || (WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	const char *tail = last_line(said, said_n);
+	const char *open_paren = tail[0] ? " (it said: " : "", *close_paren = tail[0] ? ")" : "";
+
+	if (timed_out) {
+		snprintf(err, err_len,
+			 "%s: did not finish loading in %d s (a constructor or its entry function "
+			 "hangs)%s%s%s",
+			 path, LOAD_TIMEOUT_S, open_paren, tail, close_paren);
+		return -ETIMEDOUT;
+	}
+	if (answered && clean) {
+		if (!rep.rc)
+			return 0;
+		size_t len = got - offsetof(struct load_report, err);
+		if (len >= err_len)
+			len = err_len - 1;
+		memcpy(err, rep.err, len);
+		err[len] = '\0';
+		return rep.rc < 0 ? rep.rc : -EINVAL;
+	}
+	if (WIFSIGNALED(status)) {
+		const char *name = signal_name(WTERMSIG(status));
+		if (name)
+			snprintf(err, err_len, "%s: crashed while loading (%s)%s%s%s", path, name,
+				 open_paren, tail, close_paren);
+		else
+			snprintf(err, err_len, "%s: crashed while loading (signal %d)%s%s%s", path,
+				 WTERMSIG(status), open_paren, tail, close_paren);
+	} else if (WIFEXITED(status))
+		snprintf(err, err_len, "%s: ended the process while loading (exit status %d)%s%s%s",
+			 path, WEXITSTATUS(status), open_paren, tail, close_paren);
+	else
+		snprintf(err, err_len, "%s: its loading process ended without an answer%s%s%s",
+			 path, open_paren, tail, close_paren);
+	return -ENOEXEC;
+}
+
+int plugin_load(const char *path, struct loaded_plugin *out, char *err, size_t err_len)
+{
+	int rc = load_in_child(path, err, err_len);
+
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		return rc;
+	}
+	return load_here(path, out, err, err_len);
 }
 
 void plugin_unload(struct loaded_plugin *p)

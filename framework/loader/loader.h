@@ -32,7 +32,12 @@ struct plugin_registry {
 	size_t cap;
 };
 
-/* Load and check one file. 0, or -errno with the reason in err (the file is not kept). */
+/*
+ * Load and check one file. 0, or -errno with the reason in err (the file is not kept). The file
+ * is first loaded and checked in a forked child (one fork per call), so one that crashes, ends
+ * the process or hangs in a constructor or its entry function is refused, and the caller lives
+ * on; only then is it loaded here.
+ */
 int plugin_load(const char *path, struct loaded_plugin *out, char *err, size_t err_len);
 void plugin_unload(struct loaded_plugin *p);
 

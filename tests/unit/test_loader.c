@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* Loader refusals, via test-only plugins each broken in one way (tests/fixtures/loader). */
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 
 #include "loader/loader.h"
 
 #define FIXTURES TEST_BUILD_ROOT "/tests/fixtures/loader"
+/* plugins that misbehave while loading (tests/fixtures/loader/misbehaving/misbehave.c) */
+#define MISBEHAVING FIXTURES "/misbehaving"
 
 static char err[1024];
 
@@ -106,4 +112,95 @@ Test(loader, the_same_directory_twice_is_read_once, .timeout = 10)
 	cr_assert_not_null(registry_find(&r, "biglock", NULL));
 	registry_free(&r);
 	diag_clear(&d);
+}
+
+/* ---- plugins that crash, exit or hang while loading: loaded in a child first ------------- */
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * name, from misbehaving/, is refused with want (the whole message after the path), the host
+ * lives on with no child and no fd left behind, and cmdq-ok.so added to the same registry
+ * after it still loads.
+ */
+static void refused_then_ok(const char *name, const char *declared, const char *want)
+{
+	struct plugin_registry r = { 0 };
+	struct diag_list d = { 0 };
+	char path[512], msg[1024];
+	int fds = open_fds(), status;
+
+	snprintf(path, sizeof(path), "%s/%s", MISBEHAVING, name);
+	snprintf(msg, sizeof(msg), "%s: %s", path, want);
+	cr_assert_lt(registry_add_file(&r, path, &d), 0);
+	cr_assert_eq(d.n, 1);
+	cr_assert_str_eq(d.msgs[0], msg);
+	cr_assert_null(registry_find(&r, declared, NULL));
+	cr_assert_eq(registry_add_file(&r, FIXTURES "/cmdq-ok.so", &d), 0, "%s",
+		     d.n > 1 ? d.msgs[1] : "");
+	cr_assert_eq(d.n, 1);
+	cr_assert_not_null(registry_find(&r, "ok", NULL));
+	cr_assert_eq(waitpid(-1, &status, WNOHANG), -1, "a child was left behind");
+	cr_assert_eq(errno, ECHILD);
+	cr_assert_eq(open_fds(), fds, "an fd was left open");
+	registry_free(&r);
+	diag_clear(&d);
+}
+
+Test(loader, refuses_a_constructor_that_exits, .timeout = 10)
+{
+	refused_then_ok("cmdq-ctor_exit.so", "ctor_exit",
+			"ended the process while loading (exit status 0)");
+}
+
+Test(loader, refuses_a_constructor_that_crashes_and_quotes_its_stderr, .timeout = 10)
+{
+	refused_then_ok("cmdq-ctor_segv.so", "ctor_segv",
+			"crashed while loading (SIGSEGV) (it said: ctor_segv: about to "
+			"dereference NULL)");
+}
+
+Test(loader, refuses_an_entry_function_that_crashes, .timeout = 10)
+{
+	refused_then_ok("cmdq-entry_segv.so", "entry_segv", "crashed while loading (SIGSEGV)");
+}
+
+Test(loader, refuses_an_entry_function_that_hangs_after_5_s, .timeout = 20)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	refused_then_ok("cmdq-entry_hang.so", "entry_hang",
+			"did not finish loading in 5 s (a constructor or its entry function "
+			"hangs)");
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	cr_assert(s >= 5.0 && s < 9.0, "took %.2f s", s);
+}
+
+Test(loader, refuses_a_parameter_count_the_table_does_not_hold, .timeout = 10)
+{
+	refused_then_ok("cmdq-huge_params.so", "huge_params", "1000000 parameters (at most 256)");
+}
+
+Test(loader, a_refusal_in_the_child_reads_as_it_always_did, .timeout = 10)
+{
+	struct loaded_plugin p;
+
+	/* the child's text comes back byte for byte, and its -errno with it */
+	cr_assert_eq(load("cmdq-bad_abi.so", &p), -EPROTO);
+	cr_assert_str_eq(err, FIXTURES "/cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.1: "
+				       "rebuild the plugin against this host's headers");
+	cr_assert_eq(load("cmdq-missing.so", &p), -ENOEXEC);
+	cr_assert_eq(load("cmdq-no_entry.so", &p), -ENOENT);
 }
