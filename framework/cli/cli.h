@@ -204,6 +204,9 @@ struct scenario *cli_load_run_scenario(const struct cli_common *c, const char *d
  * dir holds none (not a shard), -errno when it is unreadable or damaged. */
 int cli_read_shard(const char *dir, unsigned *k, unsigned *n, size_t *total);
 
+/* "iommulab CMD: DIR/shard.txt is damaged: ..." with what it should hold, on stderr. */
+void cli_print_shard_damaged(const char *cmd, const char *dir);
+
 int cmd_run(int argc, char **argv, struct cli_common *c);
 int cmd_list(int argc, char **argv, struct cli_common *c);
 int cmd_plot(int argc, char **argv, struct cli_common *c);

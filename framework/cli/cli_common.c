@@ -173,7 +173,12 @@ void cli_print_usage(FILE *f, const struct cli_command *cmd)
 	while (line && *line) {
 		size_t len = strcspn(line, "\n");
 
-		fprintf(f, "%s iommulab %.*s\n", first ? "usage:" : "      ", (int)len, line);
+		if (!first && line[0] == ' ') /* a long form's next line: under its options */
+			fprintf(f, "%*s%.*s\n", (int)strlen("usage: iommulab "), "", (int)len,
+				line);
+		else
+			fprintf(f, "%s iommulab %.*s\n", first ? "usage:" : "      ", (int)len,
+				line);
 		first = false;
 		line += len;
 		line += *line == '\n';

@@ -89,6 +89,14 @@ static bool same_file(const struct merge_input *a, const struct merge_input *b, 
 	return false;
 }
 
+static void free_input(struct merge_input *in)
+{
+	histfile_free(&in->hist);
+	free(in->scenario);
+	free(in->plugins);
+	free(in->machine);
+}
+
 static int read_input(struct merge_input *in, const char *dir)
 {
 	memset(in, 0, sizeof(*in));
@@ -97,10 +105,13 @@ static int read_input(struct merge_input *in, const char *dir)
 	in->scenario = read_in(dir, "scenario.ini", true);
 	in->plugins = in->scenario ? read_in(dir, "plugins.txt", true) : NULL;
 	in->machine = in->plugins ? read_in(dir, "machine.txt", true) : NULL;
-	if (!in->machine)
+	if (!in->machine) {
+		free_input(in);
 		return -1;
+	}
 	if (cli_read_shard(dir, &in->shard, &in->n_shards, &in->shard_total) < 0) {
-		fprintf(stderr, "iommulab merge: %s/shard.txt is damaged\n", dir);
+		cli_print_shard_damaged("merge", dir);
+		free_input(in);
 		return -1;
 	}
 	return 0;
@@ -122,14 +133,6 @@ static int read_hist(struct merge_input *in)
 	}
 	in->has_hist = true;
 	return 0;
-}
-
-static void free_input(struct merge_input *in)
-{
-	histfile_free(&in->hist);
-	free(in->scenario);
-	free(in->plugins);
-	free(in->machine);
 }
 
 /* Every input ran what the first did, and the shards are distinct shards of one split. */

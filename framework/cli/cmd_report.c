@@ -58,12 +58,23 @@ int cli_read_shard(const char *dir, unsigned *k, unsigned *n, size_t *total)
 	char *text = util_read_file(path, NULL);
 	if (!text)
 		return errno == ENOENT ? 0 : -errno;
-	int rc =
-		sscanf(text, "shard: %u/%u\ntrials: %zu of %zu", k, n, &mine, total) == 4 && *k < *n
-			? 1
-			: -EINVAL;
+	/* No sign anywhere: sscanf's %u and %zu would read "-1" as a huge count. */
+	int rc = -EINVAL;
+	if (!strchr(text, '-') &&
+	    sscanf(text, "shard: %u/%u\ntrials: %zu of %zu", k, n, &mine, total) == 4 && *k < *n &&
+	    mine <= *total)
+		rc = 1;
 	free(text);
 	return rc;
+}
+
+void cli_print_shard_damaged(const char *cmd, const char *dir)
+{
+	fprintf(stderr,
+		"iommulab %s: %s/shard.txt is damaged: expected the two lines `run --shard K/N` "
+		"writes, 'shard: K/N' (K below N) and 'trials: M of T' (M at most T); run that "
+		"shard again\n",
+		cmd, dir);
 }
 
 int cmd_report(int argc, char **argv, struct cli_common *c)
@@ -92,7 +103,7 @@ int cmd_report(int argc, char **argv, struct cli_common *c)
 	}
 	int sharded = cli_read_shard(dir, &k, &n, &shard_total);
 	if (sharded < 0) {
-		fprintf(stderr, "iommulab report: %s/shard.txt is damaged\n", dir);
+		cli_print_shard_damaged("report", dir);
 		goto out;
 	}
 	s = cli_load_run_scenario(c, dir, &reg);

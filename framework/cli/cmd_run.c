@@ -324,6 +324,46 @@ static bool same_text(const char *path, const char *text)
  * Native trials with more busy threads than online CPUs measure the scheduler: refuse the
  * scenario up front (every offending point), unless it says oversubscribe = allow.
  */
+/*
+ * Every sim point's [machine] topology loads (the file exists and parses), checked once per
+ * file before anything runs: a bad data file is bad input (exit 2), not a failure of every
+ * trial.
+ */
+static int check_topologies(const struct scenario *s, const char *path)
+{
+	char last[512] = "";
+	int bad = 0;
+
+	for (size_t i = 0; i < scenario_n_points(s); i++) {
+		struct scenario_point p;
+		struct sim_topology t;
+		char err[512];
+
+		if (scenario_point(s, i, &p))
+			continue;
+		const char *topo = p.cfg.machine.topology;
+		/* sim_topology_load keeps what it parsed: each file is read once */
+		if (p.cfg.scenario.engine == ENGINE_SIM && topo && *topo) {
+			if (sim_topology_load(topo, &t, err, sizeof(err))) {
+				if (strcmp(err, last)) /* once per file, not per point */
+					fprintf(stderr,
+						"%s: sweep point %zu: [machine] topology: %s\n",
+						path, i, err);
+				snprintf(last, sizeof(last), "%s", err);
+				bad++;
+			} else {
+				sim_topology_free(&t);
+			}
+		}
+		scenario_point_free(s, &p);
+	}
+	if (bad)
+		fprintf(stderr,
+			"iommulab: %d sweep point%s cannot load %s topology: nothing was run\n",
+			bad, bad == 1 ? "" : "s", bad == 1 ? "its" : "their");
+	return bad ? -1 : 0;
+}
+
 static int check_oversubscription(const struct scenario *s, const char *path)
 {
 	uint32_t online = native_online_cpus();
@@ -629,7 +669,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		unsigned rk = 0, rn = 0;
 		size_t rtotal;
 		if (cli_read_shard(resume, &rk, &rn, &rtotal) < 0) {
-			fprintf(stderr, "iommulab run: %s/shard.txt is damaged\n", resume);
+			cli_print_shard_damaged("run", resume);
 			goto out;
 		}
 		if (n_shards && (rk != shard || rn != n_shards)) {
@@ -688,7 +728,8 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			goto out;
 		}
 	}
-	if (check_oversubscription(s, path) || (resume && check_resumable(resume, s)))
+	if (check_oversubscription(s, path) || check_topologies(s, path) ||
+	    (resume && check_resumable(resume, s)))
 		goto out;
 	if (sum.baseline && !scenario_has_plugin(s, sum.baseline)) {
 		fprintf(stderr,
@@ -768,6 +809,12 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 		fprintf(stderr, "iommulab: %s\n", err);
 		goto out;
 	}
+	if (rep.torn_bytes)
+		fprintf(stderr,
+			"iommulab: resumed: %s/trials.csv ended inside a row (%zu bytes: the run "
+			"was killed or the disk filled while writing it): dropped, its trial ran "
+			"again\n",
+			dir, rep.torn_bytes);
 	if (rep.resumed)
 		fprintf(stderr, "iommulab: resumed: %zu trials were already done, %zu run now\n",
 			rep.resumed, rep.trials - rep.resumed);

@@ -400,6 +400,22 @@ static bool ini_safe_string(const char *s)
 	return true;
 }
 
+/*
+ * d in the fewest significant digits that read back as d ("4.8", not "4.7999999999999998"):
+ * what a user wrote comes back as written, and every value still round-trips exactly.
+ */
+static int format_double(char *buf, size_t len, double d)
+{
+	char tmp[40];
+
+	for (int prec = 1; prec < 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+		if (strtod(tmp, NULL) == d)
+			return snprintf(buf, len, "%s", tmp);
+	}
+	return snprintf(buf, len, "%.17g", d);
+}
+
 int param_format(const struct lab_param *p, const void *config, char *buf, size_t len)
 {
 	const void *f = cfield(p, config);
@@ -421,7 +437,7 @@ int param_format(const struct lab_param *p, const void *config, char *buf, size_
 		break;
 	case LAB_PARAM_DOUBLE:
 		memcpy(&v.d, f, sizeof(v.d));
-		n = snprintf(buf, len, "%.17g", v.d);
+		n = format_double(buf, len, v.d);
 		break;
 	case LAB_PARAM_ENUM:
 		memcpy(&v.e, f, sizeof(v.e));

@@ -221,9 +221,16 @@ static bool rendered(struct plot_ctx *c, const char *name)
 
 static int run_script(struct plot_ctx *c, const char *script)
 {
-	char *argv[] = { c->gnuplot, (char *)script, NULL };
+	/* A relative path starting with '-' (--out -x) would be read as an option: ./-x/... */
+	char *dotted = script[0] == '-' ? util_asprintf("./%s", script) : NULL;
+	char *argv[] = { c->gnuplot, dotted ? dotted : (char *)script, NULL };
+	int rc;
 
-	return run_program(c, argv);
+	if (script[0] == '-' && !dotted)
+		return -ENOMEM;
+	rc = run_program(c, argv);
+	free(dotted);
+	return rc;
 }
 
 /*

@@ -192,11 +192,46 @@ fail:
 }
 
 /* Take the rows of an existing trials.csv whose header must be exactly this layout's. */
+/*
+ * trials.csv's rows are written whole and synced, so a file that does not end in a newline
+ * was cut while one was written: keep what is before it (results_torn_bytes).
+ */
+static int cut_torn_row(struct results *r, const char *path, char *err, size_t err_len)
+{
+	size_t len = 0, keep;
+	char *text = util_read_file(path, &len);
+
+	if (!text) {
+		int ret = errno ? -errno : -EIO;
+
+		snprintf(err, err_len, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	for (keep = len; keep && text[keep - 1] != '\n'; keep--)
+		;
+	free(text);
+	if (keep == len || !keep) /* whole, or not even a header: csv_read says what is wrong */
+		return 0;
+	if (truncate(path, (off_t)keep)) {
+		int ret = -errno;
+
+		snprintf(err, err_len, "%s: cannot cut its torn last row: %s", path,
+			 strerror(-ret));
+		return ret;
+	}
+	r->torn_bytes = len - keep;
+	return 0;
+}
+
 static int adopt_rows(struct results *r, const char *path, char *err, size_t err_len)
 {
 	struct csv_table t;
 	char why[512];
-	int ret = csv_read(path, &t, why, sizeof(why));
+	int ret = cut_torn_row(r, path, err, err_len);
+
+	if (ret)
+		return ret;
+	ret = csv_read(path, &t, why, sizeof(why));
 
 	if (ret) {
 		snprintf(err, err_len, "%s", why);
@@ -363,6 +398,11 @@ fail:
 	results_close(r);
 	errno = -ret;
 	return NULL;
+}
+
+size_t results_torn_bytes(const struct results *r)
+{
+	return r->torn_bytes;
 }
 
 size_t results_n_rows(const struct results *r)

@@ -57,6 +57,13 @@ struct results *results_create(const char *dir, const struct results_layout *lay
 struct results *results_resume(const char *dir, const struct results_layout *layout, char *err,
 			       size_t err_len);
 
+/*
+ * A resumed trials.csv that ended inside a row (the run was killed or the disk filled while
+ * it wrote it) loses that row: the file is cut after its last whole line and the row's trial
+ * runs again. The bytes dropped, 0 when the file ended in a whole row.
+ */
+size_t results_torn_bytes(const struct results *r);
+
 /* Rows so far, and one field of one ("" when empty, NULL for no such row or column). */
 size_t results_n_rows(const struct results *r);
 const char *results_field(const struct results *r, size_t row, const char *column);

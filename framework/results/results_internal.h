@@ -23,6 +23,8 @@ struct results {
 
 	int hist_fd;	/* histograms.csv (histfile.h), appended; -1 when the run has none */
 	off_t hist_end; /* its length after the last whole trial */
+
+	size_t torn_bytes; /* resumed: the torn last row dropped from trials.csv (0: none) */
 };
 
 /* results_create, with (or, for a merge of runs that lack them, without) histograms.csv. */

@@ -208,9 +208,10 @@ static void failed_result(struct isolate_job *j, int status)
 	if (j->stalled)
 		snprintf(res->error, sizeof(res->error),
 			 "killed after %.1f s: the simulation made no progress for %.1f s of wall "
-			 "time (stuck at %.3f ms of virtual time, %llu lab.h operations in): a "
-			 "plugin "
-			 "looping without calling lab.h, where the virtual watchdog cannot see it",
+			 "time (its progress, published every few thousand lab.h operations, last "
+			 "said %.3f ms of virtual time, %llu operations in): a plugin looping or "
+			 "blocking (a sleep, a system call) without calling lab.h, where the "
+			 "virtual watchdog cannot see it",
 			 (double)elapsed / 1000.0, (double)j->lim.stall_ms / 1000.0,
 			 (double)__atomic_load_n(&j->block->progress.virtual_ns, __ATOMIC_RELAXED) /
 				 1e6,

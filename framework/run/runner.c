@@ -552,6 +552,7 @@ int runner_run(const struct scenario *s, const struct run_options *opt, struct r
 	iso_now(started, sizeof(started));
 	if (opt->resume) {
 		rep->resumed = results_n_rows(st.r);
+		rep->torn_bytes = results_torn_bytes(st.r);
 		rep->trials = rep->resumed;
 		if (rep->resumed > st.total) {
 			snprintf(err, err_len,

@@ -45,7 +45,8 @@ struct run_options {
 
 struct run_report {
 	size_t trials, failed;
-	size_t resumed; /* trials found already done in out_dir */
+	size_t resumed;	   /* trials found already done in out_dir */
+	size_t torn_bytes; /* resumed: the torn last row of trials.csv dropped (0: none) */
 	bool interrupted;
 	char dir[4096];
 };

@@ -381,6 +381,39 @@ static void check_dma_migrate(struct loader *L)
 			   "set [workload.dma] migrate_ns instead");
 }
 
+/*
+ * [scenario] name names the results folder (results/<name>-<time>/): one path component of
+ * letters, digits and . _ + -, not starting with . or -, so that it cannot climb out of
+ * results/ ("../x"), nest ("a/b") or pass for an option.
+ */
+#define SCENARIO_MAX_NAME 64
+
+static void check_name(struct loader *L)
+{
+	const char *name = L->s->base.scenario.name;
+	const struct entry *e = last_entry(L, "scenario", "name");
+	size_t len = name ? strlen(name) : 0;
+	size_t bad = len ? strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+					"0123456789._+-")
+			 : 0;
+
+	if (len && len <= SCENARIO_MAX_NAME && bad == len && name[0] != '.' && name[0] != '-')
+		return;
+	if (!len || len > SCENARIO_MAX_NAME)
+		scn_report(L, e, e ? e->line : 0, "scenario", "name",
+			   "%zu characters: a name has 1 to %d (it names the results folder)", len,
+			   SCENARIO_MAX_NAME);
+	else if (bad < len)
+		scn_report(L, e, e ? e->line : 0, "scenario", "name",
+			   "'%s': '%c' cannot be in a name (letters, digits and . _ + -: it "
+			   "names the results folder)",
+			   name, name[bad]);
+	else
+		scn_report(L, e, e ? e->line : 0, "scenario", "name",
+			   "'%s' cannot start with '%c' (it names the results folder)", name,
+			   name[0]);
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, size_t n_sets,
 			       const struct plugin_lookup *plugins, struct diag_list *diags)
 {
@@ -399,6 +432,8 @@ struct scenario *scenario_load(const char *path, const char *const *sets, size_t
 	apply_machine_preset(&L);
 	scn_apply_all(&L);
 	resolve_topology(&L);
+	if (!L.n_msgs && !L.oom)
+		check_name(&L);
 	if (!L.n_msgs && !L.oom)
 		check_sim_cpus(&L);
 	if (!L.n_msgs && !L.oom)

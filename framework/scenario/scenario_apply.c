@@ -160,9 +160,15 @@ static int add_plugin(struct loader *L, struct entry *e, uint32_t kind, const ch
 				  kind_name(other->kind), kind_name(kind));
 			return -ENOENT;
 		}
+		const char *like = suggest_plugin(L->lookup, kind, name);
+		if (like && !strcmp(like, name)) {
+			/* Loaded, yet not found by its name: two files claim it. */
+			report_at(L, e, e->section, e->key, R_AMBIGUOUS_PLUGIN, kind_name(kind),
+				  name);
+			return -ENOENT;
+		}
 		snprintf(what, sizeof(what), R_UNKNOWN_PLUGIN, kind_name(kind), name);
-		scn_report_unknown(L, e, e->section, e->key, what,
-				   suggest_plugin(L->lookup, kind, name));
+		scn_report_unknown(L, e, e->section, e->key, what, like);
 		return -ENOENT;
 	}
 	list[*n].desc = p;

@@ -58,6 +58,17 @@ cmp "$tmp/serial/histograms.csv" "$tmp/m/histograms.csv" || fail "merged histogr
 cmp <(grep -v '"meta":' "$tmp/serial/summary.json") <(grep -v '"meta":' "$tmp/m/summary.json") ||
 	fail "merged summary.json != serial"
 cmp "$tmp/serial/scenario.ini" "$tmp/m/scenario.ini" || fail "merged scenario.ini"
+
+# A damaged shard.txt (a K past N, a negative count): bad input, saying what it should hold.
+for damage in 'shard: 7/2\ntrials: 4 of 12\n' 'shard: 1/3\ntrials: 4 of -1\n'; do
+	rm -rf "$tmp/sd" "$tmp/md"
+	cp -r "$tmp/s1" "$tmp/sd"
+	printf "$damage" >"$tmp/sd/shard.txt"
+	expect 2 "$tmp/md.log" "sd/shard.txt is damaged: expected the two lines" \
+		lab merge "$tmp/md" "$tmp/s0" "$tmp/sd"
+	[ ! -e "$tmp/md" ] || fail "merge wrote $tmp/md from a damaged shard"
+	expect 2 "$tmp/rd.log" "shard.txt is damaged: expected" lab report "$tmp/sd"
+done
 grep -q "== $tmp/s2 (shard 2/3) ==" "$tmp/m/machine.txt" || fail "merged machine.txt"
 [ ! -e "$tmp/m/shard.txt" ] || fail "a merge is not a shard"
 grep -q "cmpxchg cpus=16" "$tmp/m.out" || fail "merge printed no summary table"

@@ -185,6 +185,90 @@ Test(cli, a_bad_scenario_gives_one_error_per_problem_and_runs_nothing, .timeout 
 	cr_assert(strstr(err, "bad-mixed.ini and 1 in --set: nothing was run"), "%s", err);
 }
 
+/* An --out starting with '-' is a folder like any other, for gnuplot too (not an option). */
+Test(cli, an_out_dir_starting_with_a_dash_gets_its_graphs, .timeout = 60)
+{
+	char cwd[4096], png[400];
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/cmdq-ways-sim.ini",
+			       "--set",
+			       "sweep.cpus=1",
+			       "--set",
+			       "plugins.cmdq=biglock",
+			       "--set",
+			       "duration_ms=1",
+			       "--set",
+			       "warmup_ms=1",
+			       "--out",
+			       "-dash",
+			       NULL };
+
+	if (system("command -v gnuplot >/dev/null 2>&1"))
+		cr_skip_test("gnuplot is not installed");
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	cr_assert_eq(chdir(tmp), 0);
+	cr_assert_eq(run(argv, NULL), 0, "%s", cli_slurp_path("stderr.txt"));
+	snprintf(png, sizeof(png), "%s/-dash/plots/throughput.png", tmp);
+	struct stat st;
+	cr_assert(!stat(png, &st) && st.st_size > 0, "no %s: %s", png,
+		  cli_slurp_path("-dash/plots/gnuplot.log"));
+	cr_assert_eq(chdir(cwd), 0);
+}
+
+/* A plugin whose name two files claim: the scenario says so, not "unknown ... did you mean" it. */
+Test(cli, a_plugin_in_two_files_is_named_as_such, .timeout = 30)
+{
+	char *const argv[] = { EXE,
+			       "--plugin-dir",
+			       TEST_BUILD_ROOT "/tests/fixtures/loader",
+			       "--plugin-dir",
+			       TEST_BUILD_ROOT "/tests/fixtures/loader/dup",
+			       "run",
+			       CONFIGS "/quickstart.ini",
+			       "--set",
+			       "plugins.cmdq=ok",
+			       "--dry-run",
+			       NULL };
+
+	char path[300];
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	cr_assert_eq(run(argv, NULL), 2);
+	const char *err = cli_slurp_path(path);
+	cr_assert(strstr(err, "[plugins] cmdq: cmdq plugin 'ok' is in two files (see the warning "
+			      "above): remove one, or point --plugin-dir at only one of them"),
+		  "%s", err);
+	cr_assert_null(strstr(err, "did you mean 'ok'"), "%s", err);
+}
+
+/* A [machine] topology that does not load is bad input: refused before anything runs. */
+Test(cli, a_bad_topology_is_refused_before_anything_runs, .timeout = 30)
+{
+	char out[300], topo[300], set[400], path[300];
+	char *const argv[] = { EXE, "run", CONFIGS "/cmdq-ways-sim.ini", "--set", set, "--out",
+			       out, NULL };
+
+	snprintf(out, sizeof(out), "%s/badtopo", tmp);
+	snprintf(topo, sizeof(topo), "%s/nan.csv", tmp);
+	snprintf(set, sizeof(set), "machine.topology=%s", topo);
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	FILE *f = fopen(topo, "w");
+	cr_assert_not_null(f);
+	fputs(",\nnan,\n", f);
+	fclose(f);
+	cr_assert_eq(run(argv, NULL), 2, "%s", cli_slurp_path(path));
+	cr_assert(strstr(cli_slurp_path(path), "sweep point 0: [machine] topology: "), "%s",
+		  cli_slurp_path(path));
+	cr_assert(strstr(cli_slurp_path(path), "cannot load their topology: nothing was run"), "%s",
+		  cli_slurp_path(path));
+	struct stat st;
+	cr_assert_neq(stat(out, &st), 0, "a results dir was created for a bad topology");
+	snprintf(set, sizeof(set), "machine.topology=%s/nonexistent.csv", tmp);
+	cr_assert_eq(run(argv, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), "nonexistent.csv: cannot open: No such file"), "%s",
+		  cli_slurp_path(path));
+}
+
 Test(cli, ctrl_c_keeps_every_finished_trial, .timeout = 60)
 {
 	char out[300], csv[400];
@@ -618,6 +702,18 @@ Test(cli, resume_works_from_anywhere_and_refuses_an_edited_value, .timeout = 120
 	keep_lines(csv, 2); /* the header and one trial: three to run again */
 	run_expect(again, 0);
 	cr_assert_str_eq(cli_slurp_path(csv), whole, "resumed elsewhere: other rows");
+
+	/* A row cut while it was written (a kill, a full disk): dropped and run again. */
+	FILE *cut = fopen(csv, "w");
+	cr_assert_not_null(cut);
+	fwrite(whole, 1, strlen(whole) - 40, cut);
+	fclose(cut);
+	run_expect(again, 0);
+	cr_assert_str_eq(cli_slurp_path(csv), whole, "a torn row: other rows");
+	char err_path[400];
+	snprintf(err_path, sizeof(err_path), "%s/stderr.txt", tmp);
+	cr_assert(strstr(cli_slurp_path(err_path), "/trials.csv ended inside a row ("), "%s",
+		  cli_slurp_path(err_path));
 
 	/* An edited value: the file still loads, but its checksum line says otherwise. */
 	char *text = strdup(cli_slurp_path(ini)), *line = strstr(text, "\nsync_ns = ");

@@ -552,19 +552,19 @@ Test(scenario, write_resolved_round_trips, .timeout = 5)
 
 Test(scenario, write_resolved_refuses_what_cannot_round_trip, .timeout = 5)
 {
-	static const char *const sets[] = { "name=a ; b" };
+	static const char *const sets[] = { "machine.topology=/a ; b" };
 	struct scenario *s = load_text_ok(MINIMAL, NULL, 0);
 	char path[] = "/tmp/iommulab-resolved-XXXXXX";
 	int fd = mkstemp(path);
 
 	cr_assert_geq(fd, 0);
 	close(fd);
-	free(s->base.scenario.name);
-	s->base.scenario.name = strdup("a ; b"); /* inih would read "a" */
+	free(s->base.machine.topology);
+	s->base.machine.topology = strdup("/a ; b"); /* inih would read "/a" */
 	cr_assert_eq(scenario_write_resolved(s, path), -EINVAL);
 	scenario_free(s);
 	s = load_text_ok(MINIMAL, sets, N(sets));
-	cr_assert_str_eq(s->base.scenario.name, "a ; b", "--set values are not INI lines");
+	cr_assert_str_eq(s->base.machine.topology, "/a ; b", "--set values are not INI lines");
 	scenario_free(s);
 	unlink(path);
 }
@@ -575,15 +575,47 @@ Test(scenario, suffixes_and_line_limit_edge, .timeout = 5)
 	struct scenario *s;
 	static const char *const exp[] = { ":2: line longer than 199 characters" };
 
-	/* exactly 199 characters is fine; 200 is not (inih would cut it) */
-	snprintf(text, sizeof(text), "[scenario]\nname = %0192d\n" MINIMAL, 7);
+	/* exactly 199 characters is fine; 200 is not (inih would cut it). A path is the long
+	 * value users write (a name is at most 64 characters). */
+	snprintf(text, sizeof(text), "[machine]\ntopology = /%0187d\n" MINIMAL, 7);
 	cr_assert_eq(strlen(strchr(text, '\n') + 1) - strlen(strchr(strchr(text, '\n') + 1, '\n')),
 		     199);
 	s = load_text_ok(text, NULL, 0);
-	cr_assert_eq(strlen(s->base.scenario.name), 192);
+	cr_assert_eq(strlen(s->base.machine.topology), 188);
 	scenario_free(s);
-	snprintf(text, sizeof(text), "[scenario]\nname = %0193d\n[plugins]\ncmdq = fake\n", 7);
+	snprintf(text, sizeof(text), "[machine]\ntopology = /%0188d\n" MINIMAL, 7);
 	expect_load_errors(text, NULL, 0, exp, N(exp));
+}
+
+/* The name names the results folder: one path component, nothing that climbs or nests. */
+#define FOLDER " (it names the results folder)"
+#define CHARS  " (letters, digits and . _ + -: it names the results folder)"
+Test(scenario, a_name_must_be_one_safe_path_component, .timeout = 5)
+{
+	static const struct {
+		const char *set, *msg;
+	} bad[] = {
+		{ "name=../../evil", "'../../evil': '/' cannot be in a name" CHARS },
+		{ "name=a/b", "'a/b': '/' cannot be in a name" CHARS },
+		{ "name=a b", "'a b': ' ' cannot be in a name" CHARS },
+		{ "name=.hidden", "'.hidden' cannot start with '.'" FOLDER },
+		{ "name=-x", "'-x' cannot start with '-'" FOLDER },
+		{ "name=", "0 characters: a name has 1 to 64" FOLDER },
+		{ "name=12345678901234567890123456789012345678901234567890123456789012345",
+		  "65 characters: a name has 1 to 64" FOLDER },
+	};
+
+	for (size_t i = 0; i < N(bad); i++) {
+		const char *sets[] = { bad[i].set };
+		char want[200];
+		const char *exp[] = { want };
+
+		snprintf(want, sizeof(want), "--set %s: [scenario] name: %s", bad[i].set,
+			 bad[i].msg);
+		expect_load_errors(MINIMAL, sets, 1, exp, 1);
+	}
+	const char *ok[] = { "name=cmdq-ways_2.1+x" };
+	scenario_free(load_text_ok(MINIMAL, ok, 1));
 }
 
 Test(scenario, messages_come_in_line_order_whatever_step_found_them, .timeout = 5)

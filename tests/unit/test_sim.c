@@ -983,6 +983,51 @@ Test(sim_topology, refuses_garbage_with_file_and_line)
 	unlink(path);
 }
 
+/*
+ * What loads is what the model uses: a NaN or an infinity is not a latency (it made every
+ * transfer free), and a value past a row's lower triangle (a diagonal, an upper triangle, a
+ * ragged row) would be ignored, so each is refused, naming the line and the field.
+ */
+Test(sim_topology, refuses_what_it_would_misread)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ ",\nnan,\n", ":2: core 1 to core 0: expected a latency in ns (a finite number, 0 "
+			       "or more), found 'nan'" },
+		{ ",\ninf\n", ":2: core 1 to core 0: expected a latency in ns" },
+		{ ",\n-3\n", ":2: core 1 to core 0: expected a latency in ns" },
+		{ "0,10,20\n10,0\n20,10,0\n", ":1: core 0: '0' after its 0 latencies" },
+		{ ",,\n10,0,\n20,10,\n", ":2: core 1: '0' after its 1 latency (row i" },
+		{ ",\n", ": 1 core: a topology needs at least 2" },
+	};
+	struct sim_topology t;
+	char err[512];
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(bad); i++) {
+		char path[] = "/tmp/iommulab-topo-XXXXXX";
+		FILE *f = fdopen(mkstemp(path), "w");
+
+		fputs(bad[i].text, f);
+		fclose(f);
+		cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), -EINVAL, "case %zu", i);
+		cr_assert(strstr(err, bad[i].msg), "case %zu: %s", i, err);
+		unlink(path);
+	}
+	cr_assert_eq(sim_topology_load("/tmp", &t, err, sizeof(err)), -EISDIR);
+	cr_assert(strstr(err, "/tmp: a directory, not a topology file"), "%s", err);
+	/* Empty fields after the triangle, spaces and a CR are still fine. */
+	char path[] = "/tmp/iommulab-topo-XXXXXX";
+	FILE *f = fdopen(mkstemp(path), "w");
+	fputs(",, \r\n10, ,\r\n20,10,\n", f);
+	fclose(f);
+	cr_assert_eq(sim_topology_load(path, &t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t.n, 3);
+	cr_assert_eq(t.lat[2 * 3 + 1], 10);
+	sim_topology_free(&t);
+	unlink(path);
+}
+
 /* ---- a whole cmdq trial on virtual CPUs ----------------------------------------------------- */
 
 Test(sim_trial, biglock_runs_on_virtual_cpus_deterministically, .timeout = 60)

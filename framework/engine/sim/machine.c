@@ -4,6 +4,7 @@
  * topology files it names (parsed once per process: see topo_cache).
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,6 +46,14 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The length of the field at p: up to the next comma or the line's end. */
+static size_t field_len(const char *p)
+{
+	size_t n = strcspn(p, ",\r\n");
+
+	return n > 40 ? 40 : n;
+}
+
 static int topology_parse(const char *path, struct sim_topology *t, char *err, size_t err_len)
 {
 	FILE *f = fopen(path, "r");
@@ -59,6 +68,12 @@ static int topology_parse(const char *path, struct sim_topology *t, char *err, s
 		rc = -errno;
 		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(-rc));
 		return rc;
+	}
+	struct stat st;
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		snprintf(err, err_len, "%s: a directory, not a topology file", path);
+		fclose(f);
+		return -EISDIR;
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char *p = line, *end;
@@ -75,11 +90,11 @@ static int topology_parse(const char *path, struct sim_topology *t, char *err, s
 		/* Row i holds i values (cores 0..i-1), then empty fields up to the width. */
 		while (col < row) {
 			double v = strtod(p, &end);
-			if (end == p || v < 0) {
+			if (end == p || !isfinite(v) || v < 0) {
 				snprintf(err, err_len,
 					 "%s:%u: core %u to core %u: expected a latency "
-					 "in ns, found '%.20s'",
-					 path, lineno, row, col, p);
+					 "in ns (a finite number, 0 or more), found '%.*s'",
+					 path, lineno, row, col, (int)field_len(p), p);
 				rc = -EINVAL;
 				goto out;
 			}
@@ -99,10 +114,24 @@ static int topology_parse(const char *path, struct sim_topology *t, char *err, s
 			if (*p == ',')
 				p++;
 		}
+		/* The rest of the row is empty fields: a value there (the diagonal, the upper
+		 * triangle, a ragged row) is not read, so it is refused rather than ignored. */
+		p += strspn(p, " \t,\r\n");
+		if (*p) {
+			snprintf(err, err_len,
+				 "%s:%u: core %u: '%.*s' after its %u latenc%s (row i of the "
+				 "lower-triangular file holds the latencies to cores 0..i-1, then "
+				 "empty fields)",
+				 path, lineno, row, (int)field_len(p), p, row,
+				 row == 1 ? "y" : "ies");
+			rc = -EINVAL;
+			goto out;
+		}
 		row++;
 	}
 	if (row < 2) {
-		snprintf(err, err_len, "%s: %u cores: a topology needs at least 2", path, row);
+		snprintf(err, err_len, "%s: %u core%s: a topology needs at least 2", path, row,
+			 row == 1 ? "" : "s");
 		rc = -EINVAL;
 		goto out;
 	}
