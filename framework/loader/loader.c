@@ -24,6 +24,7 @@
 
 #include "params/params.h"
 #include "util/array.h"
+#include "util/diag.h"
 
 const char *plugin_kind_name(uint32_t kind)
 {
@@ -330,34 +331,6 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static const char *signal_name(int sig)
-{
-	switch (sig) {
-	case SIGSEGV:
-		return "SIGSEGV";
-	case SIGBUS:
-		return "SIGBUS";
-	case SIGABRT:
-		return "SIGABRT";
-	case SIGFPE:
-		return "SIGFPE";
-	case SIGILL:
-		return "SIGILL";
-	case SIGTRAP:
-		return "SIGTRAP";
-	case SIGSYS:
-		return "SIGSYS";
-	case SIGKILL:
-		return "SIGKILL";
-	case SIGTERM:
-		return "SIGTERM";
-	case SIGINT:
-		return "SIGINT";
-	default:
-		return NULL;
-	}
-}
-
 /* Read what fd has into buf (keeping its last cap - 1 bytes); close it at end of file. */
 static void read_some(struct pollfd *fd, char *buf, size_t *n, size_t cap, bool keep_tail)
 {
@@ -518,7 +491,7 @@ static int load_in_child(const char *path, char *err, size_t err_len)
 		return rep.rc < 0 ? rep.rc : -EINVAL;
 	}
 	if (WIFSIGNALED(status)) {
-		const char *name = signal_name(WTERMSIG(status));
+		const char *name = util_signal_name(WTERMSIG(status));
 		if (name)
 			snprintf(err, err_len, "%s: crashed while loading (%s)%s%s%s", path, name,
 				 open_paren, tail, close_paren);

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/diag.h"
+
 #define ARENA_SIZE (64 * 1024)
 
 /* What crosses from the child: the result, and the strings it points to. */
@@ -77,24 +79,12 @@ static void keep_strings(struct shared_block *b)
 		r->phases[i].name = keep(b, r->phases[i].name);
 }
 
+/* The signal's name ("SIGSEGV"), for a message. */
 static const char *signal_name(int sig)
 {
-	switch (sig) {
-	case SIGSEGV:
-		return "SIGSEGV";
-	case SIGBUS:
-		return "SIGBUS";
-	case SIGABRT:
-		return "SIGABRT";
-	case SIGFPE:
-		return "SIGFPE";
-	case SIGILL:
-		return "SIGILL";
-	case SIGKILL:
-		return "SIGKILL";
-	default:
-		return "a signal";
-	}
+	const char *name = util_signal_name(sig);
+
+	return name ? name : "a signal";
 }
 
 static uint64_t now_ms(void)

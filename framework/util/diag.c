@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/array.h"
 
@@ -41,4 +42,15 @@ void diag_clear(struct diag_list *d)
 	free(d->msgs);
 	d->msgs = NULL;
 	d->n = d->cap = 0;
+}
+
+const char *util_signal_name(int sig)
+{
+	static _Thread_local char name[16];
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (!abbrev)
+		return NULL;
+	snprintf(name, sizeof(name), "SIG%s", abbrev);
+	return name;
 }

@@ -15,4 +15,7 @@ struct diag_list {
 void diag_add(struct diag_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_clear(struct diag_list *d);
 
+/* "SIGSEGV" for SIGSEGV: the signal's name, or NULL for a number that names none. */
+const char *util_signal_name(int sig);
+
 #endif /* IOMMULAB_DIAG_H */
