@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "results/aggregate.h"
 #include "results/csv.h"
 #include "run/runner.h"
 #include "scenario/scenario.h"
@@ -97,8 +98,10 @@ int cmd_report(int argc, char **argv, struct cli_common *c)
 		return EXIT_USAGE;
 	const char *dir = argv[optind];
 	snprintf(path, sizeof(path), "%s/trials.csv", dir);
-	if (csv_read(path, &csv, err, sizeof(err))) {
+	if (csv_read(path, &csv, err, sizeof(err)) ||
+	    agg_check_numbers(&csv, path, err, sizeof(err))) {
 		fprintf(stderr, "iommulab report: %s\n", err);
+		csv_free(&csv);
 		return EXIT_USAGE;
 	}
 	int sharded = cli_read_shard(dir, &k, &n, &shard_total);

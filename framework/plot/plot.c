@@ -694,6 +694,8 @@ static int load_table(struct plot_ctx *c)
 	if (!path)
 		return -ENOMEM;
 	ret = csv_read(path, &c->t, c->err, c->err_len);
+	if (!ret)
+		ret = agg_check_numbers(&c->t, path, c->err, c->err_len);
 	if (ret)
 		goto out;
 

@@ -4,8 +4,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "results/csv.h"
 
 bool agg_value(const char *s, double *out)
 {
@@ -24,6 +27,35 @@ bool agg_row_ok(const struct agg_table *t, size_t i)
 	/* A noisy trial measured what it was asked to; the host disturbed it, which the
 	 * group's n_noisy and the trial's error field say. */
 	return s && (!strcmp(s, "ok") || !strcmp(s, "noisy"));
+}
+
+int agg_check_numbers(const struct csv_table *t, const char *path, char *err, size_t err_len)
+{
+	long c_status = csv_column(t, "status");
+	double v;
+
+	if (c_status < 0)
+		return 0; /* not a trials table: its reader says what is missing */
+	struct agg_table at = { (char *const *const *)t->rows, t->n_rows, (size_t)c_status };
+	for (size_t c = 0; c < t->n_cols; c++) {
+		bool numeric = false;
+
+		for (size_t i = 0; i < t->n_rows && !numeric; i++)
+			numeric = agg_row_ok(&at, i) && agg_value(t->rows[i][c], &v);
+		for (size_t i = 0; numeric && i < t->n_rows; i++) {
+			const char *s = t->rows[i][c];
+
+			if (agg_row_ok(&at, i) && s && *s && !agg_value(s, &v)) {
+				snprintf(err, err_len,
+					 "%s:%zu: %s '%.40s' is not a number (a measured trial's "
+					 "field, where the others hold numbers: the file is "
+					 "damaged)",
+					 path, t->lines[i], t->header[c], s);
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
 }
 
 bool agg_row_noisy(const struct agg_table *t, size_t i)

@@ -43,6 +43,15 @@ struct agg_groups {
 /* Whether a field holds a number (whole, finite); its value in *out. */
 bool agg_value(const char *s, double *out);
 
+/*
+ * A trials.csv as read (csv.h) holds what a run writes: in every column where some measured
+ * row has a number, every measured row's field is a number or empty ("nan", "1e999" or
+ * "fast" there is damage, which the aggregates would otherwise read as "no value"). 0, or
+ * -EINVAL with "PATH:LINE: COLUMN 'TEXT' is not a number" in err.
+ */
+struct csv_table;
+int agg_check_numbers(const struct csv_table *t, const char *path, char *err, size_t err_len);
+
 /* Whether row i was measured: its status is "ok" or "noisy". */
 bool agg_row_ok(const struct agg_table *t, size_t i);
 

@@ -18,6 +18,7 @@
 #include "iova/slowpath.h"
 #include "run/engines.h"
 #include "run/noise.h"
+#include "util/diag.h"
 #include "verify/cmdq_check.h"
 #include "workload/cmdq_wl.h"
 #include "workload/iova_wl.h"
@@ -125,7 +126,7 @@ static int setup_device(struct trial *t, struct trial_result *res)
 	int rc = t->cops->init(&s, &t->cstate);
 	if (rc) {
 		fail(res, "%s: init failed: %s (%s)", t->req->cmdq->name,
-		     err[0] ? err : "no reason given", strerror(-rc));
+		     err[0] ? err : "no reason given", util_rc_text(rc));
 		return rc;
 	}
 	t->cstate_ok = true;
@@ -157,7 +158,7 @@ static int setup_iova(struct trial *t, struct trial_result *res)
 	int rc = t->iops->init(&s, &t->istate);
 	if (rc) {
 		fail(res, "%s: init failed: %s (%s)", t->req->iova->name,
-		     err[0] ? err : "no reason given", strerror(-rc));
+		     err[0] ? err : "no reason given", util_rc_text(rc));
 		return rc;
 	}
 	t->istate_ok = true;

@@ -54,3 +54,8 @@ const char *util_signal_name(int sig)
 	snprintf(name, sizeof(name), "SIG%s", abbrev);
 	return name;
 }
+
+const char *util_rc_text(int rc)
+{
+	return rc < 0 ? strerror(-rc) : "not a -errno code: the plugin ABI returns 0 or -errno";
+}

@@ -15,6 +15,12 @@ struct diag_list {
 void diag_add(struct diag_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void diag_clear(struct diag_list *d);
 
+/*
+ * What a plugin's return code means: strerror(-rc) for a -errno, else that it is none (the ABI
+ * wants 0 or -errno; strerror(-12345) would read "Unknown error -12345").
+ */
+const char *util_rc_text(int rc);
+
 /* "SIGSEGV" for SIGSEGV: the signal's name, or NULL for a number that names none. */
 const char *util_signal_name(int sig);
 

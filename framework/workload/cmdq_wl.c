@@ -19,6 +19,7 @@
 
 #include "engine/host.h"
 #include "engine/sim/sim.h"
+#include "util/diag.h"
 #include "workload/rand.h"
 
 #define MAX_CMDS 256 /* [workload.cmdq] cmds_per_sync's upper bound */
@@ -180,7 +181,7 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 				 "issue() returned %d (%s) on cpu %u, op %" PRIu64
 				 "; the device is at "
 				 "slot %u (PROD 0x%x, CONS 0x%x)",
-				 rc, strerror(-rc), c->id, seq,
+				 rc, util_rc_text(rc), c->id, seq,
 				 lab_q_idx(smmu_iface(wl->dev), smmu_cons(wl->dev)),
 				 smmu_prod(wl->dev), smmu_cons(wl->dev));
 		return rc;

@@ -241,6 +241,56 @@ Test(cli, a_plugin_in_two_files_is_named_as_such, .timeout = 30)
 	cr_assert_null(strstr(err, "did you mean 'ok'"), "%s", err);
 }
 
+/*
+ * A trials.csv damaged where a measured trial's number was ("nan" in ops_per_sec): report and
+ * plot refuse it with its line, as compare does, instead of drawing the row as "no value".
+ */
+Test(cli, report_and_plot_refuse_a_damaged_number, .timeout = 60)
+{
+	char out[300], csv[400], path[300];
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/cmdq-ways-sim.ini",
+			       "--set",
+			       "sweep.cpus=1",
+			       "--set",
+			       "duration_ms=1",
+			       "--set",
+			       "warmup_ms=1",
+			       "--out",
+			       out,
+			       NULL };
+	char *const report[] = { EXE, "report", out, NULL };
+	char *const plot[] = { EXE, "plot", out, NULL };
+
+	snprintf(out, sizeof(out), "%s/nan", tmp);
+	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	cr_assert_eq(run(argv, NULL), 0, "%s", cli_slurp_path(path));
+	char *text = strdup(cli_slurp_path(csv));
+	cr_assert_not_null(text);
+	/* Row 2 (line 3): its ops_per_sec is the field after duration_s and ops. */
+	struct csv_table t;
+	char err[512];
+	cr_assert_eq(csv_read(csv, &t, err, sizeof(err)), 0, "%s", err);
+	long c = csv_column(&t, "ops_per_sec");
+	cr_assert_geq(c, 0);
+	char *line = strchr(strchr(text, '\n') + 1, '\n') + 1, *field = line;
+	for (long k = 0; k < c; k++)
+		field = strchr(field, ',') + 1;
+	FILE *f = fopen(csv, "w");
+	fprintf(f, "%.*snan%s", (int)(field - text), text, strchr(field, ','));
+	fclose(f);
+	csv_free(&t);
+	free(text);
+	cr_assert_eq(run(report, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), "/trials.csv:3: ops_per_sec 'nan' is not a number"),
+		  "%s", cli_slurp_path(path));
+	cr_assert_eq(run(plot, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), "/trials.csv:3: ops_per_sec 'nan' is not a number"),
+		  "%s", cli_slurp_path(path));
+}
+
 /* A [machine] topology that does not load is bad input: refused before anything runs. */
 Test(cli, a_bad_topology_is_refused_before_anything_runs, .timeout = 30)
 {

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Unit tests of framework/util: SHA-256 against the FIPS 180-4 / NIST example vectors. */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <signal.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/diag.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
@@ -89,4 +92,19 @@ Test(util, last_line_is_the_complaint, .timeout = 10)
 		cr_assert_str_eq(buf, cases[i].want, "case %zu", i);
 		fclose(f);
 	}
+}
+
+/* A plugin's return code in a message: a -errno's text, or that it is none (not "-12345"). */
+Test(util, a_return_code_reads_as_what_it_is, .timeout = 10)
+{
+	cr_assert_str_eq(util_rc_text(-ETIMEDOUT), strerror(ETIMEDOUT));
+	cr_assert_str_eq(util_rc_text(12345),
+			 "not a -errno code: the plugin ABI returns 0 or -errno");
+}
+
+Test(util, a_signal_has_its_name, .timeout = 10)
+{
+	cr_assert_str_eq(util_signal_name(SIGSEGV), "SIGSEGV");
+	cr_assert_str_eq(util_signal_name(SIGTERM), "SIGTERM");
+	cr_assert_null(util_signal_name(1000));
 }
