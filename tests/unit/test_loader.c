@@ -11,7 +11,7 @@
 #include "loader/loader.h"
 
 #define FIXTURES TEST_BUILD_ROOT "/tests/fixtures/loader"
-/* plugins that misbehave while loading (tests/fixtures/loader/misbehaving/misbehave.c) */
+/* plugins that misbehave while loading (broken.c, built by misbehaving/meson.build) */
 #define MISBEHAVING FIXTURES "/misbehaving"
 
 static char err[1024];
