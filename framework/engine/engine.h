@@ -119,6 +119,10 @@ struct engine_result {
 	struct engine_cpu_result *cpus; /* ncpus */
 	double measured_s;		/* the measured window (time-based), or the longest CPU's */
 	bool hung;
+	/* Natively: hung, or an op timed out by the wall clock (op_failed), only because the
+	 * host held the trial off its cores (why says so): the host's doing, not the plugin's;
+	 * the trial is incomplete, not failed. */
+	bool spoiled;
 	bool op_failed;
 	bool threads_left; /* CPUs still stuck after the run: their memory must be left alone */
 	char why[TRIAL_ERR_LEN]; /* the hang, or why the run could not start */

@@ -356,12 +356,17 @@ static void judge(struct trial *t, struct trial_result *res)
 	const char *viol = t->dev ? smmu_error(t->dev) : NULL;
 	const char *err = t->workload->error ? t->workload->error(t->wl, t->eres.hung) : NULL;
 
-	if (viol)
+	if (viol) {
 		fail(res, "protocol violation: %s", viol);
-	else if (t->eres.hung)
+	} else if (t->eres.spoiled) {
+		/* The host held the trial off its cores: no result, and not the plugin's fault. */
+		res->status = TRIAL_INCOMPLETE;
+		snprintf(res->error, sizeof(res->error), "%s", t->eres.why);
+	} else if (t->eres.hung) {
 		fail(res, "%s", t->eres.why);
-	else if (err)
+	} else if (err) {
 		fail(res, "%s", err);
+	}
 	/* An abandoned plugin's state may be inconsistent: do not let fini walk it. */
 	t->abandoned = t->eres.hung || viol;
 }
@@ -473,8 +478,8 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		    engine->binding == ENGINE_BINDING_NATIVE,
 		    req->ops_per_cpu ? 0 : job.duration_ns);
 	if (req->oracle && oracle && t.cwl)
-		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, job.watch_lab_h,
-				  t.eres.outside_lab_h ? t.eres.outside_why : NULL,
+		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, t.eres.spoiled,
+				  job.watch_lab_h, t.eres.outside_lab_h ? t.eres.outside_why : NULL,
 				  t.eres.stopped_outside, res);
 out:
 	teardown(&t, res);

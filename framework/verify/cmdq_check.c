@@ -363,7 +363,7 @@ static void set_check(struct oracle_report *o, int which, bool pass, const char 
 }
 
 void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
-		       const struct cmdq_wl *wl, bool hung, bool lab_h_watched,
+		       const struct cmdq_wl *wl, bool hung, bool spoiled, bool lab_h_watched,
 		       const char *outside_lab_h, bool stopped_outside, struct trial_result *res)
 {
 	char once[ORACLE_DETAIL_LEN] = "", order[ORACLE_DETAIL_LEN] = "";
@@ -399,6 +399,10 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 		hung || viol;
 	set_check(o, CHECK_SYNC_COMPLETE, !sync, sync);
 	set_check(o, CHECK_NO_DEADLOCK, !hung, res->error);
+	/* Given up because the host held its threads off their cores (hung, or an op's poll
+	 * timed out): no verdict either way, unless the plugin broke the sync itself. */
+	o->checks[CHECK_NO_DEADLOCK].unchecked = spoiled && hung;
+	o->checks[CHECK_SYNC_COMPLETE].unchecked = spoiled && sync && sync == ierr;
 	/* The trial came back to its caller: whatever else it did, it did not crash. */
 	set_check(o, CHECK_NO_CRASH, true, NULL);
 	if (!lab_h_watched)

@@ -170,14 +170,15 @@ const struct oracle_check *cmdq_check_find(const struct oracle_report *o, const 
 
 /*
  * The oracle's verdicts on a trial that ran (trial_run's part, after it judged res): fills o
- * from the device's record (dev), the workload's (wl) and whether the trial hung; when the
+ * from the device's record (dev), the workload's (wl) and whether the trial hung (spoiled: given
+ * up because the host held its threads off their cores, so no_deadlock is unchecked); when the
  * engine watched the plugin's use of lab.h (lab_h_watched: the sim), lab_h_only too, failing
  * with outside_lab_h when that is not NULL (stopped_outside: it ended the run, so no_deadlock
  * cannot be judged). A sync that returned early also fails res, when
  * nothing failed it before.
  */
 void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
-		       const struct cmdq_wl *wl, bool hung, bool lab_h_watched,
+		       const struct cmdq_wl *wl, bool hung, bool spoiled, bool lab_h_watched,
 		       const char *outside_lab_h, bool stopped_outside, struct trial_result *res);
 
 /* How a trial's process was lost. */

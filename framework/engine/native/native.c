@@ -2,14 +2,18 @@
 /* native -- real threads, real atomics (see native.h). */
 #include "engine/native/native.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/cpu_loop.h"
 
@@ -30,16 +34,31 @@ struct worker {
 	struct engine_cpu_result *res;
 	uint64_t progress;  /* atomic: ops (and idle turns) completed; no clock read per op */
 	uint64_t seen;	    /* supervisor only: progress when it last changed ... */
-	uint64_t seen_at;   /* ... and when the supervisor saw it change */
+	uint64_t seen_at;   /* ... and when the supervisor saw it change; since then: */
+	uint64_t ran_ns;    /* ... the time the trial's threads had their cores (the watchdog's) */
+	uint64_t off_ns;    /* ... and the time one of them was runnable but off its core */
 	uint64_t n_returns; /* the op's returns so far (written to progress) */
 	uint32_t in_op;	    /* atomic */
+	uint32_t timed_out; /* atomic: its op gave up with -ETIMEDOUT (a wall-clock poll limit) */
 	uint32_t done;	    /* atomic */
 	uint64_t t_measure, t_stop;
 	struct sched_mark sched0; /* the thread's figures when measurement started */
 } LAB_CACHE_ALIGNED;
 
+/* A thread of the trial's process, for the watchdog's clock (open_task_clocks). */
+struct task_clock {
+	int fd;		 /* its /proc/self/task/TID/stat, open for the run: its state */
+	clockid_t clock; /* its CPU clock */
+	uint64_t cpu_ns; /* its CPU time at the last tick */
+	bool primed;	 /* cpu_ns was read */
+};
+
+#define NATIVE_MAX_TASKS 1024
+
 struct native_run {
 	const struct engine_job *job;
+	struct task_clock *tasks; /* every thread but the supervisor's (the CPUs, the device's) */
+	uint32_t n_tasks;
 	uint32_t ready;	 /* atomic: workers waiting for go */
 	uint32_t go;	 /* atomic: the barrier start */
 	uint32_t state;	 /* atomic enum run_state */
@@ -151,7 +170,8 @@ static void w_after_op(void *ctx, int rc)
 {
 	struct worker *w = ctx;
 
-	(void)rc;
+	if (rc == -ETIMEDOUT)
+		__atomic_store_n(&w->timed_out, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->in_op, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->progress, ++w->n_returns, __ATOMIC_RELAXED);
 }
@@ -226,10 +246,136 @@ static bool all_done(const struct native_run *run, uint32_t ncpus)
 	return true;
 }
 
-/* The CPU that has gone longest without completing an op while inside one, if too long. */
-static int find_hung(struct native_run *run, uint32_t ncpus, uint64_t now, uint64_t limit)
+/*
+ * The watchdog's clock is the time the trial could run, not the wall clock: a thread that was
+ * runnable but off its core (the kernel ran something else there) cannot progress, and nor can
+ * a CPU spinning on a lock its holder was preempted with. So a tick in which one of the trial's
+ * threads lost time counts only what is left of it after the longest such loss. A thread's loss
+ * in a tick is the tick less its CPU time (its thread CPU clock, exact to the call) unless it
+ * was asleep when sampled (its state in /proc/self/task/TID/stat): a plugin blocked in the
+ * kernel is its own doing. A thread whose clock cannot be read loses nothing (a wall clock).
+ */
+static void open_task_clocks(struct native_run *run)
 {
-	int worst = -1;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	run->tasks = calloc(NATIVE_MAX_TASKS, sizeof(*run->tasks));
+	while (run->tasks && run->n_tasks < NATIVE_MAX_TASKS && (e = readdir(d))) {
+		char path[64];
+		long tid = strtol(e->d_name, NULL, 10);
+
+		if (tid <= 0 || tid == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", tid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* The thread's CPU clock by its id: the kernel's CPUCLOCK_SCHED per-thread clock,
+		 * what pthread_getcpuclockid() returns for a pthread_t. */
+		struct task_clock *tc = &run->tasks[run->n_tasks++];
+		tc->fd = fd;
+		tc->clock = (clockid_t)((~(clockid_t)tid << 3) | 6);
+	}
+	closedir(d);
+}
+
+static void close_task_clocks(struct native_run *run)
+{
+	for (uint32_t i = 0; i < run->n_tasks; i++)
+		close(run->tasks[i].fd);
+	free(run->tasks);
+	run->tasks = NULL;
+	run->n_tasks = 0;
+}
+
+/* Whether the thread is asleep or blocked (not runnable) now; false when it cannot be read. */
+static bool task_asleep(int fd)
+{
+	char buf[512];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "TID (comm) STATE ...": comm may hold ')' itself, so the last one */
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	return p[2] != 'R';
+}
+
+/*
+ * The longest time any of the trial's threads lost to the host in a tick of tick_ns. Only
+ * while a CPU is stalled (no progress since the last tick) does it matter, so only then are
+ * the clocks read (a stall's first tick counts whole) and a thread's state only when it fell
+ * behind: reading /proc costs about 12 us a thread, the clock about 1.3.
+ */
+static uint64_t task_clocks_lost(struct native_run *run, uint64_t tick_ns, bool stalled)
+{
+	uint64_t worst = 0;
+
+	for (uint32_t i = 0; i < run->n_tasks; i++) {
+		struct task_clock *tc = &run->tasks[i];
+		struct timespec ts;
+
+		if (!stalled || clock_gettime(tc->clock, &ts)) {
+			tc->primed = false; /* not stalled, or the thread has exited */
+			continue;
+		}
+		uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		bool primed = tc->primed;
+		uint64_t ran = primed && cpu > tc->cpu_ns ? cpu - tc->cpu_ns : 0;
+
+		tc->cpu_ns = cpu;
+		tc->primed = true;
+		if (primed && tick_ns && ran < tick_ns && tick_ns - ran > worst &&
+		    !task_asleep(tc->fd))
+			worst = tick_ns - ran;
+	}
+	return worst;
+}
+
+/* Whether some CPU has not progressed since the supervisor last looked. */
+static bool any_stalled(const struct native_run *run, uint32_t ncpus)
+{
+	for (uint32_t i = 0; i < ncpus; i++) {
+		const struct worker *w = &run->workers[i];
+
+		if (w->seen_at && !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&w->progress, __ATOMIC_RELAXED) == w->seen)
+			return true;
+	}
+	return false;
+}
+
+/* Which way a CPU without progress for too long is reported. */
+enum stall { STALL_NONE, STALL_HUNG, STALL_SPOILED };
+
+static int stall_rank(enum stall k)
+{
+	return k == STALL_HUNG ? 2 : k == STALL_SPOILED;
+}
+
+/*
+ * How long the host may hold the trial off its cores before the trial is given up as the
+ * host's doing: the watchdog's wall clock runs at most this many periods without progress.
+ */
+#define NATIVE_STALL_WALL_PERIODS 2
+
+/*
+ * The CPU that has gone longest without completing an op, if too long, and why: hung (the
+ * plugin's doing) when the trial had its cores for a watchdog period without that CPU
+ * progressing; spoiled (the host's doing) when NATIVE_STALL_WALL_PERIODS periods of wall clock
+ * passed without it but the host held the trial off its cores for much of them.
+ */
+static enum stall find_stall(struct native_run *run, uint32_t ncpus, uint64_t now, uint64_t tick_ns,
+			     uint64_t off_ns, uint64_t limit, int *which)
+{
+	enum stall kind = STALL_NONE;
 	uint64_t worst_age = 0;
 
 	for (uint32_t i = 0; i < ncpus; i++) {
@@ -240,41 +386,98 @@ static int find_hung(struct native_run *run, uint32_t ncpus, uint64_t now, uint6
 		if (p != w->seen || !w->seen_at) {
 			w->seen = p;
 			w->seen_at = now;
+			w->ran_ns = w->off_ns = 0;
+			continue;
 		}
+		uint64_t off = off_ns < tick_ns ? off_ns : tick_ns;
+		w->ran_ns += tick_ns - off;
+		w->off_ns += off;
 		uint64_t age = now - w->seen_at;
-		if (age > limit && age > worst_age) {
-			worst = (int)i;
+		enum stall k = w->ran_ns > limit			 ? STALL_HUNG
+			       : age > NATIVE_STALL_WALL_PERIODS * limit ? STALL_SPOILED
+									 : STALL_NONE;
+		/* A hung CPU outranks a spoiled one (it is what the report is about), then age. */
+		if (k > STALL_NONE && (stall_rank(k) > stall_rank(kind) ||
+				       (stall_rank(k) == stall_rank(kind) && age > worst_age))) {
+			kind = k;
 			worst_age = age;
+			*which = (int)i;
 		}
 	}
-	return worst;
+	return kind;
 }
 
-static void describe_hang(struct native_run *run, uint32_t ncpus, uint64_t now, char *buf,
-			  size_t len)
+static void describe_stall(struct native_run *run, uint32_t ncpus, uint64_t now, enum stall kind,
+			   int which, char *buf, size_t len)
 {
 	const char *const *phase_names = run->job->phase_names;
 	uint32_t n_phase_names = run->job->n_phases;
+	const struct worker *stuck = &run->workers[which];
+	double watchdog_ms = (double)run->job->watchdog_ns / 1e6;
 	size_t off = 0;
 
-	off += (size_t)snprintf(buf + off, len - off, "no progress (watchdog %.0f ms):",
-				(double)run->job->watchdog_ns / 1e6);
+	if (kind == STALL_SPOILED)
+		off += (size_t)snprintf(
+			buf + off, len - off,
+			"incomplete: cpu%d made no progress for %.0f ms, but the host held the "
+			"trial's threads off their cores for %.0f ms of it (a thread runnable and "
+			"waiting for a core): given up as the host's doing, not the plugin's "
+			"(watchdog %.0f ms of the trial running); give it cores to itself:",
+			which, (double)(now - stuck->seen_at) / 1e6, (double)stuck->off_ns / 1e6,
+			watchdog_ms);
+	else
+		off += (size_t)snprintf(buf + off, len - off,
+					"no progress (watchdog %.0f ms):", watchdog_ms);
 	for (uint32_t i = 0; i < ncpus && off < len; i++) {
-		struct worker *w = &run->workers[i];
+		const struct worker *w = &run->workers[i];
 		uint32_t ph = __atomic_load_n(&w->c->phase, __ATOMIC_RELAXED);
-		uint64_t last = w->seen_at;
 		const char *name = ph < n_phase_names ? phase_names[ph] : "?";
-		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
 			off += (size_t)snprintf(buf + off, len - off, " cpu%u finished;", i);
-		else
-			off += (size_t)snprintf(
-				buf + off, len - off, " cpu%u %s phase '%s' for %.0f ms;", i,
-				__atomic_load_n(&w->in_op, __ATOMIC_RELAXED) ? "in op,"
-									     : "between ops,",
-				name, (double)(now - last) / 1e6);
+			continue;
+		}
+		off += (size_t)snprintf(
+			buf + off, len - off, " cpu%u %s phase '%s' for %.0f ms", i,
+			__atomic_load_n(&w->in_op, __ATOMIC_RELAXED) ? "in op," : "between ops,",
+			name, (double)(now - w->seen_at) / 1e6);
+		/* A hung CPU's wait, where the host also took some of it away. */
+		if (kind == STALL_HUNG && w->off_ns >= 1000000 && off < len)
+			off += (size_t)snprintf(buf + off, len - off,
+						" (the trial off its cores %.0f ms of it)",
+						(double)w->off_ns / 1e6);
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, ";");
 	}
 	if (off > 0 && off < len && buf[off - 1] == ';')
 		buf[off - 1] = '\0';
+}
+
+/*
+ * An op that gave up by the wall clock (-ETIMEDOUT: a plugin's poll limit, the kernel's 1 s
+ * CMD_SYNC timeout) while the host held the trial off its cores for half of its wait or more
+ * is the host's doing: its wait is the time since its CPU last progressed, as find_stall
+ * accounted it up to the last tick.
+ */
+static void judge_timeout(struct native_run *run, uint32_t ncpus, uint64_t now,
+			  struct engine_result *res)
+{
+	for (uint32_t i = 0; i < ncpus; i++) {
+		const struct worker *w = &run->workers[i];
+		uint64_t age = w->seen_at && now > w->seen_at ? now - w->seen_at : 0;
+
+		if (!__atomic_load_n(&w->timed_out, __ATOMIC_RELAXED) || !age ||
+		    2 * w->off_ns < age)
+			continue;
+		res->spoiled = true;
+		snprintf(
+			res->why, sizeof(res->why),
+			"incomplete: cpu%u's op gave up by the wall clock (-ETIMEDOUT) after about "
+			"%.0f ms, but the host held the trial's threads off their cores for "
+			"%.0f ms of it (a thread runnable and waiting for a core): the host's "
+			"doing, not the plugin's; give it cores to itself",
+			i, (double)age / 1e6, (double)w->off_ns / 1e6);
+		return;
+	}
 }
 
 /* Unwind every CPU: spinning ones see the abort in the spin hook, others get a signal. */
@@ -298,6 +501,9 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 	uint64_t t_stop = t_measure + job->duration_ns;
 	uint64_t t_late = t_measure + job->duration_ns / 2;
 	uint64_t slice = 2000000; /* 2 ms: the watchdog's and the tick's resolution */
+	uint64_t last = 0;	  /* the previous tick */
+
+	open_task_clocks(run);
 
 	if (job->ops_per_cpu) {
 		if (job->on_measure)
@@ -308,9 +514,10 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 		uint64_t now = lab_clock_ns(clk);
 		if (all_done(run, ncpus))
 			break;
-		if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED) && !res->op_failed) {
 			__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
 			res->op_failed = true;
+			judge_timeout(run, ncpus, now, res);
 		}
 		if (!job->ops_per_cpu) {
 			uint32_t state = __atomic_load_n(&run->state, __ATOMIC_RELAXED);
@@ -324,18 +531,27 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 				__atomic_store_n(&run->state, RUN_LATE, __ATOMIC_RELEASE);
 			}
 		}
-		int hung = find_hung(run, ncpus, now, job->watchdog_ns);
-		if (hung >= 0) {
+		uint64_t tick = last ? now - last : 0;
+		uint64_t off = task_clocks_lost(run, tick, any_stalled(run, ncpus));
+		int which = -1;
+		enum stall kind = find_stall(run, ncpus, now, tick, off, job->watchdog_ns, &which);
+		last = now;
+		if (kind != STALL_NONE) {
 			res->hung = true;
-			describe_hang(run, ncpus, now, res->why, sizeof(res->why));
+			res->spoiled = kind == STALL_SPOILED;
+			describe_stall(run, ncpus, now, kind, which, res->why, sizeof(res->why));
 			__atomic_store_n(&run->state, RUN_STOP, __ATOMIC_RELEASE);
 			abandon(run, ncpus);
 			break;
 		}
 		sleep_ns(slice);
 	}
-	if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED))
+	/* The last CPU may have failed and finished between two ticks. */
+	if (__atomic_load_n(&run->failed, __ATOMIC_RELAXED) && !res->op_failed) {
 		res->op_failed = true;
+		judge_timeout(run, ncpus, lab_clock_ns(clk), res);
+	}
+	close_task_clocks(run);
 }
 
 static int native_run(const struct engine_job *job, struct engine_result *res)
