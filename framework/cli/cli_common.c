@@ -67,6 +67,24 @@ static int opt_index(const struct cli_parser *p, int val)
 	return -1;
 }
 
+/*
+ * Whether an option's argument is itself one of the command's long options ("--out --dry-run"):
+ * the value was forgotten, and the option after it would be swallowed as the value.
+ */
+static bool is_own_option(const struct cli_parser *p, const char *arg)
+{
+	if (strncmp(arg, "--", 2))
+		return false;
+	arg += 2;
+	size_t len = strcspn(arg, "=");
+	if (len == 4 && !strncmp(arg, "help", 4))
+		return true;
+	for (size_t i = 0; i < p->cmd->n_opts && i < CLI_MAX_OPTS; i++)
+		if (strlen(p->cmd->opts[i].name) == len && !strncmp(p->cmd->opts[i].name, arg, len))
+			return true;
+	return false;
+}
+
 /* An option getopt did not know: "--ot=x" is named '--ot', with the closest long option. */
 static int unknown_option(struct cli_parser *p)
 {
@@ -133,6 +151,13 @@ int cli_next_opt(struct cli_parser *p)
 	i = opt_index(p, c);
 	if (i < 0)
 		return cli_usage_error(p->cmd, "option '%c' not in the table", c), CLI_OPT_EXIT;
+	if (p->cmd->opts[i].arg && optarg && is_own_option(p, optarg)) {
+		cli_usage_error(p->cmd,
+				"--%s needs an argument (%s), not the option '%s' (a path of that "
+				"name is ./%s)",
+				p->cmd->opts[i].name, p->cmd->opts[i].arg, optarg, optarg);
+		return CLI_OPT_EXIT;
+	}
 	p->status = EXIT_OK;
 	return i;
 }

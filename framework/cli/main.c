@@ -3,14 +3,29 @@
  * iommulab -- entry point: the global options, then one command of the table in commands.c
  * (run, list, plot, ...), which parses the rest.
  */
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <iommulab/plugin.h>
 
 #include "cli/cli.h"
 #include "params/params.h"
+
+/* Whether path is a directory this process can list (errno says why not). */
+static bool is_dir(const char *path)
+{
+	DIR *d = opendir(path);
+
+	if (!d)
+		return false;
+	closedir(d);
+	return true;
+}
 
 static int unknown_command(const char *name)
 {
@@ -37,9 +52,21 @@ int main(int argc, char **argv)
 	while ((o = cli_next_opt(&p)) >= 0) {
 		switch (o) {
 		case GLOBAL_OPT_PLUGIN_DIR:
+			/* Named on the command line: one that cannot be read is the user's error,
+			 * not a directory to skip as $IOMMULAB_PLUGIN_PATH's may be. */
+			if (!is_dir(optarg)) {
+				rc = cli_usage_error(&cli_global, "--plugin-dir %s: %s", optarg,
+						     strerror(errno));
+				goto out;
+			}
 			rc = cli_push(&c.plugin_dirs, &c.n_plugin_dirs, optarg);
 			break;
 		case GLOBAL_OPT_PLUGIN:
+			if (access(optarg, R_OK)) {
+				rc = cli_usage_error(&cli_global, "--plugin %s: %s", optarg,
+						     strerror(errno));
+				goto out;
+			}
 			rc = cli_push(&c.plugin_files, &c.n_plugin_files, optarg);
 			break;
 		case GLOBAL_OPT_VERSION:

@@ -1305,6 +1305,14 @@ Test(cli, unknown_options_and_commands_are_named_with_the_usage, .timeout = 30)
 		{ { "rnu" }, "unknown command 'rnu' (did you mean 'run'?)" },
 		{ { "list", "--params=yes" }, "--params takes no argument" },
 		{ { "run", "x.ini", "--out" }, "--out needs an argument (DIR)" },
+		/* the value forgotten: the next option would have been taken as the folder */
+		{ { "run", "x.ini", "--out", "--dry-run" },
+		  "--out needs an argument (DIR), not the option '--dry-run' (a path of that name "
+		  "is ./--dry-run)" },
+		{ { "--plugin-dir", "/nonexistent-iommulab", "list" },
+		  "--plugin-dir /nonexistent-iommulab: No such file or directory" },
+		{ { "--plugin", "/nonexistent-iommulab.so", "list" },
+		  "--plugin /nonexistent-iommulab.so: No such file or directory" },
 		{ { "help", "frobnicate" }, "unknown command 'frobnicate'" },
 		{ { "plot", "a", "b" }, "unexpected argument 'b'" },
 	};
