@@ -161,6 +161,8 @@ static int load_run(struct run *r)
 	if (!r->trials_path)
 		return EXIT_USAGE;
 	rc = csv_read(r->trials_path, &r->t, err, sizeof(err));
+	if (!rc)
+		rc = agg_check_numbers(&r->t, r->trials_path, err, sizeof(err));
 	if (rc) {
 		if (rc == -EINVAL)
 			fprintf(stderr, "iommulab compare: %s\n", err);

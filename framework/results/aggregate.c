@@ -3,6 +3,7 @@
 #include "results/aggregate.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,84 @@ bool agg_row_ok(const struct agg_table *t, size_t i)
 	return s && (!strcmp(s, "ok") || !strcmp(s, "noisy"));
 }
 
+/* Whether s is a whole number 0 .. 2^53 written in decimal digits; its value in *out. */
+static bool whole_number(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	*out = v;
+	return !*end && !errno && v <= (1ull << 53);
+}
+
+struct trial_id {
+	uint64_t trial;
+	size_t line;
+};
+
+static int by_trial_then_line(const void *a, const void *b)
+{
+	const struct trial_id *x = a, *y = b;
+
+	if (x->trial != y->trial)
+		return x->trial < y->trial ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * Every row's trial, point and repeat are whole numbers, and no trial number comes twice: a
+ * run writes each trial once ("--resume" and "merge" keep it so), so a repeated one is two runs
+ * pasted together or an edit, whose rows the aggregates would count twice.
+ */
+static int check_trial_ids(const struct csv_table *t, const char *path, char *err, size_t err_len)
+{
+	static const char *const names[] = { "trial", "point", "repeat" };
+	struct trial_id *ids = t->n_rows ? calloc(t->n_rows, sizeof(*ids)) : NULL;
+	long c_trial = csv_column(t, "trial");
+
+	if (t->n_rows && !ids) {
+		snprintf(err, err_len, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		long c = csv_column(t, names[k]);
+
+		for (size_t i = 0; c >= 0 && i < t->n_rows; i++) {
+			const char *s = t->rows[i][c];
+			uint64_t v;
+
+			if (!whole_number(s, &v)) {
+				snprintf(err, err_len,
+					 "%s:%zu: %s '%.40s' is not a whole number (the file is "
+					 "damaged)",
+					 path, t->lines[i], names[k], s ? s : "");
+				free(ids);
+				return -EINVAL;
+			}
+			if (c == c_trial)
+				ids[i] = (struct trial_id){ v, t->lines[i] };
+		}
+	}
+	if (c_trial >= 0 && t->n_rows)
+		qsort(ids, t->n_rows, sizeof(*ids), by_trial_then_line);
+	for (size_t i = 1; c_trial >= 0 && i < t->n_rows; i++)
+		if (ids[i].trial == ids[i - 1].trial) {
+			snprintf(
+				err, err_len,
+				"%s:%zu: trial %" PRIu64 " again (first on line %zu): a run writes "
+				"each trial once, so two runs' rows were put in one file or it was "
+				"edited; keep one of them",
+				path, ids[i].line, ids[i].trial, ids[i - 1].line);
+			free(ids);
+			return -EINVAL;
+		}
+	free(ids);
+	return 0;
+}
+
 int agg_check_numbers(const struct csv_table *t, const char *path, char *err, size_t err_len)
 {
 	long c_status = csv_column(t, "status");
@@ -36,6 +115,8 @@ int agg_check_numbers(const struct csv_table *t, const char *path, char *err, si
 
 	if (c_status < 0)
 		return 0; /* not a trials table: its reader says what is missing */
+	if (check_trial_ids(t, path, err, err_len))
+		return -EINVAL;
 	struct agg_table at = { (char *const *const *)t->rows, t->n_rows, (size_t)c_status };
 	for (size_t c = 0; c < t->n_cols; c++) {
 		bool numeric = false;

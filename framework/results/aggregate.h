@@ -46,8 +46,9 @@ bool agg_value(const char *s, double *out);
 /*
  * A trials.csv as read (csv.h) holds what a run writes: in every column where some measured
  * row has a number, every measured row's field is a number or empty ("nan", "1e999" or
- * "fast" there is damage, which the aggregates would otherwise read as "no value"). 0, or
- * -EINVAL with "PATH:LINE: COLUMN 'TEXT' is not a number" in err.
+ * "fast" there is damage, which the aggregates would otherwise read as "no value"); every
+ * row's trial, point and repeat is a whole number, and no trial number comes twice. 0, or
+ * -EINVAL with "PATH:LINE: COLUMN 'TEXT' is not a number" (or the like) in err.
  */
 struct csv_table;
 int agg_check_numbers(const struct csv_table *t, const char *path, char *err, size_t err_len);

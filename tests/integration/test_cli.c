@@ -291,6 +291,62 @@ Test(cli, report_and_plot_refuse_a_damaged_number, .timeout = 60)
 		  "%s", cli_slurp_path(path));
 }
 
+/*
+ * Two runs' rows pasted into one trials.csv (or a row copied by hand) repeat a trial number:
+ * report, plot and compare refuse it instead of counting the rows twice, and a trial number
+ * that is not a whole number is damage too.
+ */
+Test(cli, report_plot_and_compare_refuse_a_repeated_trial, .timeout = 60)
+{
+	char out[300], csv[400], path[300];
+	char *const argv[] = { EXE,
+			       "run",
+			       CONFIGS "/cmdq-ways-sim.ini",
+			       "--set",
+			       "sweep.cpus=1",
+			       "--set",
+			       "duration_ms=1",
+			       "--set",
+			       "warmup_ms=1",
+			       "--out",
+			       out,
+			       NULL };
+	char *const report[] = { EXE, "report", out, NULL };
+	char *const plot[] = { EXE, "plot", out, NULL };
+	char *const compare[] = { EXE, "compare", out, out, NULL };
+
+	snprintf(out, sizeof(out), "%s/twice", tmp);
+	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
+	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	cr_assert_eq(run(argv, NULL), 0, "%s", cli_slurp_path(path));
+	char *text = strdup(cli_slurp_path(csv));
+	cr_assert_not_null(text);
+	char *row1 = strchr(text, '\n') + 1, *row2 = strchr(row1, '\n') + 1;
+	FILE *f = fopen(csv, "w");
+	/* the header, the rows, and the first row again */
+	fprintf(f, "%s%.*s", text, (int)(row2 - row1), row1);
+	fclose(f);
+	int rows = 0;
+	for (const char *q = text; *q; q++)
+		rows += *q == '\n';
+	char want[64];
+	snprintf(want, sizeof(want), "/trials.csv:%d: trial 0 again (first on line 2)", rows + 1);
+	cr_assert_eq(run(report, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), want), "%s", cli_slurp_path(path));
+	cr_assert_eq(run(plot, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), want), "%s", cli_slurp_path(path));
+	cr_assert_eq(run(compare, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), want), "%s", cli_slurp_path(path));
+	/* a negative trial number */
+	f = fopen(csv, "w");
+	fprintf(f, "%.*s-%s", (int)(row1 - text), text, row1);
+	fclose(f);
+	cr_assert_eq(run(report, NULL), 2);
+	cr_assert(strstr(cli_slurp_path(path), "/trials.csv:2: trial '-0' is not a whole number"),
+		  "%s", cli_slurp_path(path));
+	free(text);
+}
+
 /* A [machine] topology that does not load is bad input: refused before anything runs. */
 Test(cli, a_bad_topology_is_refused_before_anything_runs, .timeout = 30)
 {
