@@ -63,6 +63,14 @@ static int set_err(char *err, size_t len, int ret, const char *fmt, ...)
 	return ret;
 }
 
+/*
+ * The values a measurement holds (ns per op, ops or acquisitions per second) lie far inside
+ * this range; one outside it (1e308, 1e-300) is a damaged or mistyped file, not a figure.
+ */
+#define CALIB_MIN_VALUE	 1e-9
+#define CALIB_MAX_VALUE	 1e18
+#define CALIB_RANGE_TEXT "1e-9 to 1e18"
+
 static bool parse_positive(const char *s, double *v)
 {
 	char *end;
@@ -71,7 +79,7 @@ static bool parse_positive(const char *s, double *v)
 		return false;
 	errno = 0;
 	*v = strtod(s, &end);
-	return !errno && !*end && isfinite(*v) && *v > 0;
+	return !errno && !*end && isfinite(*v) && *v >= CALIB_MIN_VALUE && *v <= CALIB_MAX_VALUE;
 }
 
 static bool parse_cpus(const char *s, unsigned *v)
@@ -268,8 +276,9 @@ int calib_load_run(const char *dir, struct calib_curve *c, char *err, size_t err
 		}
 		if (!parse_positive(row[col[2]], &ops)) {
 			ret = set_err(err, err_len, -EINVAL,
-				      "%s:%zu: ops_per_sec '%s' is not a positive number", path,
-				      t.lines[r], row[col[2]]);
+				      "%s:%zu: ops_per_sec '%s' is not a positive number "
+				      "(" CALIB_RANGE_TEXT ")",
+				      path, t.lines[r], row[col[2]]);
 			goto out;
 		}
 		if (!*op) {
@@ -405,8 +414,9 @@ static int load_lockhammer(const char *path, char *text, struct calib_curve *c, 
 				       lineno, f[0], CALIB_MAX_CPUS);
 		if (!parse_positive(f[4], &rate))
 			return set_err(err, len, -EINVAL,
-				       "%s:%u: access_rate '%s' is not a positive number", path,
-				       lineno, f[4]);
+				       "%s:%u: access_rate '%s' is not a positive number "
+				       "(" CALIB_RANGE_TEXT ")",
+				       path, lineno, f[4]);
 		for (unsigned i = 9; i + 1 < n; i++)
 			if (!strcmp(f[i], "-c") || !strcmp(f[i], "-p"))
 				snprintf(cur + strlen(cur), sizeof(cur) - strlen(cur), "%s%s %s",
@@ -459,8 +469,10 @@ static double folly_time_ns(const char *s)
 	if (errno || end == s || !isfinite(v) || v <= 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].unit))
-			return v * units[i].ns;
+		if (!strcmp(end, units[i].unit)) {
+			double ns = v * units[i].ns;
+			return ns >= CALIB_MIN_VALUE && ns <= CALIB_MAX_VALUE ? ns : -1;
+		}
 	return -1;
 }
 
@@ -531,7 +543,7 @@ static int load_folly(const char *path, char *text, struct calib_curve *c, char 
 			return set_err(
 				err, len, -EINVAL,
 				"%s:%u: %s(%luthread): time '%s' is not a number with a unit "
-				"(ns, us, ms, s)",
+				"(ns, us, ms, s; 1e-9 to 1e18 ns)",
 				path, lineno, name, threads, last_time ? last_time : "");
 		ret = curve_add(c, op, (unsigned)threads, ns);
 		if (ret)
@@ -644,7 +656,7 @@ static int load_mctop(const char *path, char *text, struct calib_curve *c, char 
 			if (!parse_positive(tok, &v[n]))
 				return set_err(err, len, -EINVAL,
 					       "%s:%u: repeat '%s' is not a positive number of "
-					       "acquisitions per second",
+					       "acquisitions per second (" CALIB_RANGE_TEXT ")",
 					       path, lineno, tok);
 			n++;
 		}
@@ -730,7 +742,7 @@ static int load_chb(const char *path, struct calib_curve *c, char *err, size_t e
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	ret = csv_read_flags(path, CSV_COMMENTS, &t, err, err_len);
+	ret = csv_read_flags(path, CSV_COMMENTS | CSV_UNIQUE_COLUMNS, &t, err, err_len);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < 3; i++) {
@@ -758,9 +770,11 @@ static int load_chb(const char *path, struct calib_curve *c, char *err, size_t e
 			goto out;
 		}
 		if (!parse_positive(row[col[2]], &ns)) {
-			ret = set_err(err, err_len, -EINVAL,
-				      "%s:%zu: Nanos/Op '%s' is not a positive number", path,
-				      t.lines[r], row[col[2]]);
+			ret = set_err(
+				err, err_len, -EINVAL,
+				"%s:%zu: Nanos/Op '%s' is not a positive number (" CALIB_RANGE_TEXT
+				")",
+				path, t.lines[r], row[col[2]]);
 			goto out;
 		}
 		ret = curve_add(c, op, cpus, ns);

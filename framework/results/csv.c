@@ -209,9 +209,18 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 		}
 
 		if (!t->header) {
-			for (size_t c = 0; c < n_fields; c++)
+			for (size_t c = 0; c < n_fields; c++) {
 				if (!fields[c][0])
 					FAIL(rec_line, "header: column %zu has no name", c + 1);
+				/* A reader finds a column by its name: a second one is ambiguous.
+				 */
+				for (size_t d = 0; (flags & CSV_UNIQUE_COLUMNS) && d < c; d++)
+					if (!strcmp(fields[c], fields[d]))
+						FAIL(rec_line,
+						     "header: columns %zu and %zu are both named "
+						     "'%.40s'",
+						     d + 1, c + 1, fields[c]);
+			}
 			t->header = fields;
 			t->n_cols = n_fields;
 		} else {
@@ -224,6 +233,9 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 		fields = NULL;
 		n_fields = fields_cap = 0;
 	}
+	if (!t->header && line > 1)
+		FAIL(line - 1,
+		     "no header line: only comments or blank lines to the end (cut short?)");
 	if (!t->header)
 		FAIL(1, "empty file: no header line");
 	ret = 0;

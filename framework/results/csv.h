@@ -30,6 +30,9 @@ enum csv_flags {
 	/* A line that starts with '#' is a comment, skipped like a blank line (data files
 	 * copied from elsewhere, e.g. configs/calibration/, say where they come from). */
 	CSV_COMMENTS = 1 << 0,
+	/* A column name that comes twice is an error (a reader finding columns by name could
+	 * take either). */
+	CSV_UNIQUE_COLUMNS = 1 << 1,
 };
 
 /* csv_read() with flags (enum csv_flags). */

@@ -215,7 +215,15 @@ Test(calibrate, measured_refuses_bad_input_with_file_and_line, .timeout = 10)
 		const char *msg;
 	} cases[] = {
 		{ "", -EINVAL, "data.csv:1: empty file" },
-		{ "# only a comment\n", -EINVAL, "data.csv:1: empty file: no header line" },
+		{ "# only a comment\n", -EINVAL,
+		  "data.csv:1: no header line: only comments or blank lines to the end (cut "
+		  "short?)" },
+		{ "Trial,Cores,Implementation,Nanos/Op,Nanos/Op\n0,2,atomic add,5,6\n", -EINVAL,
+		  "data.csv:1: header: columns 4 and 5 are both named 'Nanos/Op'" },
+		{ DATA_HEADER "0,2,atomic add,1e308,1,1\n", -EINVAL,
+		  "data.csv:3: Nanos/Op '1e308' is not a positive number (1e-9 to 1e18)" },
+		{ DATA_HEADER "0,2,atomic add,1e-300,1,1\n", -EINVAL,
+		  "data.csv:3: Nanos/Op '1e-300' is not a positive number (1e-9 to 1e18)" },
 		{ "Trial,Cores,Implementation,Total\n0,2,atomic add,5\n", -EINVAL,
 		  "data.csv: no 'Nanos/Op' column (expected the header "
 		  "Trial,Cores,Implementation,Nanos/Op,Total,Rlen)" },
@@ -351,7 +359,9 @@ Test(calibrate, folly_refuses_bad_input_with_file_and_line, .timeout = 10)
 	} cases[] = {
 		{ FOLLY_CPU "atomic_cas(2thread)   100%  12.5parsecs  1M\n", -EINVAL,
 		  "folly.txt:2: atomic_cas(2thread): time '12.5parsecs' is not a number with a "
-		  "unit (ns, us, ms, s)" },
+		  "unit (ns, us, ms, s; 1e-9 to 1e18 ns)" },
+		{ FOLLY_CPU "atomic_cas(2thread)   100%  1e300s  1M\n", -EINVAL,
+		  "folly.txt:2: atomic_cas(2thread): time '1e300s' is not a number with a unit" },
 		{ FOLLY_CPU "atomic_cas(0thread)   100%  12.5ns  1M\n", -EINVAL,
 		  "folly.txt:2: atomic_cas: expected '(Nthread)' with N from 1 to 4096" },
 		{ "atomic_cas(2thread)   100%  12.5ns  1M\n" FOLLY_CPU, -EINVAL,
