@@ -234,8 +234,10 @@ static void apply_plugin_list(struct loader *L, struct entry *e)
 		return;
 	}
 	rc = split_list(e->value, &items, &n_items);
-	if (rc == -EINVAL)
+	if (rc == -EINVAL) {
 		report_at(L, e, e->section, e->key, R_EMPTY_ITEM);
+		L->plugin_list_refused |= 1u << kind;
+	}
 	if (rc)
 		goto out;
 	list = calloc(n_items ? n_items : 1, sizeof(*list));
@@ -554,10 +556,10 @@ static void check_required(struct loader *L)
 	if (!L->have_scenario)
 		scn_report(L, NULL, 0, NULL, NULL, R_MISSING_SCENARIO);
 	if ((workload == WORKLOAD_CMDQ || workload == WORKLOAD_DMA) &&
-	    !listed_kind(L, LAB_KIND_CMDQ))
+	    !listed_kind(L, LAB_KIND_CMDQ) && !(L->plugin_list_refused & (1u << LAB_KIND_CMDQ)))
 		scn_report(L, NULL, 0, NULL, NULL, R_MISSING_PLUGINS, "cmdq");
 	if ((workload == WORKLOAD_IOVA || workload == WORKLOAD_DMA) &&
-	    !listed_kind(L, LAB_KIND_IOVA))
+	    !listed_kind(L, LAB_KIND_IOVA) && !(L->plugin_list_refused & (1u << LAB_KIND_IOVA)))
 		scn_report(L, NULL, 0, NULL, NULL, R_MISSING_PLUGINS, "iova");
 }
 

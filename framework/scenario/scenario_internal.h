@@ -97,6 +97,9 @@ struct loader {
 	bool continuation; /* this line is one inih will hand over as a continuation */
 	bool skip_section; /* after a broken header: ignore keys until the next one */
 	bool have_scenario;
+	/* bit (1 << kind): a [plugins] list of that kind was refused (already reported), so it
+	 * is not also missing */
+	uint32_t plugin_list_refused;
 
 	struct entry *entries;
 	size_t n_entries, cap_entries;

@@ -340,6 +340,10 @@ Test(scenario, missing_plugins_for_the_workload, .timeout = 5)
 			   N(dma));
 	expect_load_errors("[scenario]\nworkload = iova\n[plugins]\niova =\n", NULL, 0, iova,
 			   N(iova));
+	/* A list refused for an empty item was given: it is not also missing. */
+	static const char *const empty_item[] = { ":4: [plugins] cmdq: empty item in list" };
+	expect_load_errors("[scenario]\nworkload = cmdq\n[plugins]\ncmdq = fake,,\n", NULL, 0,
+			   empty_item, N(empty_item));
 }
 
 Test(scenario, sweep_errors, .timeout = 5)
