@@ -242,12 +242,11 @@ Test(cli, a_plugin_in_two_files_is_named_as_such, .timeout = 30)
 }
 
 /*
- * A trials.csv damaged where a measured trial's number was ("nan" in ops_per_sec): report and
- * plot refuse it with its line, as compare does, instead of drawing the row as "no value".
+ * A 1-CPU, 1 ms sim run of cmdq-ways-sim.ini into tmp/name (out, 300 bytes); its trials.csv's
+ * path (csv, 400) and text (to free), and where run() leaves stderr (path, 300).
  */
-Test(cli, report_and_plot_refuse_a_damaged_number, .timeout = 60)
+static char *short_sim_trials(const char *name, char *out, char *csv, char *path)
 {
-	char out[300], csv[400], path[300];
 	char *const argv[] = { EXE,
 			       "run",
 			       CONFIGS "/cmdq-ways-sim.ini",
@@ -260,15 +259,26 @@ Test(cli, report_and_plot_refuse_a_damaged_number, .timeout = 60)
 			       "--out",
 			       out,
 			       NULL };
-	char *const report[] = { EXE, "report", out, NULL };
-	char *const plot[] = { EXE, "plot", out, NULL };
 
-	snprintf(out, sizeof(out), "%s/nan", tmp);
-	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
-	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
+	snprintf(out, 300, "%s/%s", tmp, name);
+	snprintf(csv, 400, "%s/trials.csv", out);
+	snprintf(path, 300, "%s/stderr.txt", tmp);
 	cr_assert_eq(run(argv, NULL), 0, "%s", cli_slurp_path(path));
 	char *text = strdup(cli_slurp_path(csv));
 	cr_assert_not_null(text);
+	return text;
+}
+
+/*
+ * A trials.csv damaged where a measured trial's number was ("nan" in ops_per_sec): report and
+ * plot refuse it with its line, as compare does, instead of drawing the row as "no value".
+ */
+Test(cli, report_and_plot_refuse_a_damaged_number, .timeout = 60)
+{
+	char out[300], csv[400], path[300];
+	char *const report[] = { EXE, "report", out, NULL };
+	char *const plot[] = { EXE, "plot", out, NULL };
+	char *text = short_sim_trials("nan", out, csv, path);
 	/* Row 2 (line 3): its ops_per_sec is the field after duration_s and ops. */
 	struct csv_table t;
 	char err[512];
@@ -299,28 +309,10 @@ Test(cli, report_and_plot_refuse_a_damaged_number, .timeout = 60)
 Test(cli, report_plot_and_compare_refuse_a_repeated_trial, .timeout = 60)
 {
 	char out[300], csv[400], path[300];
-	char *const argv[] = { EXE,
-			       "run",
-			       CONFIGS "/cmdq-ways-sim.ini",
-			       "--set",
-			       "sweep.cpus=1",
-			       "--set",
-			       "duration_ms=1",
-			       "--set",
-			       "warmup_ms=1",
-			       "--out",
-			       out,
-			       NULL };
 	char *const report[] = { EXE, "report", out, NULL };
 	char *const plot[] = { EXE, "plot", out, NULL };
 	char *const compare[] = { EXE, "compare", out, out, NULL };
-
-	snprintf(out, sizeof(out), "%s/twice", tmp);
-	snprintf(csv, sizeof(csv), "%s/trials.csv", out);
-	snprintf(path, sizeof(path), "%s/stderr.txt", tmp);
-	cr_assert_eq(run(argv, NULL), 0, "%s", cli_slurp_path(path));
-	char *text = strdup(cli_slurp_path(csv));
-	cr_assert_not_null(text);
+	char *text = short_sim_trials("twice", out, csv, path);
 	char *row1 = strchr(text, '\n') + 1, *row2 = strchr(row1, '\n') + 1;
 	FILE *f = fopen(csv, "w");
 	/* the header, the rows, and the first row again */
