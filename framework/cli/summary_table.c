@@ -239,12 +239,15 @@ static void fold(struct summary *S)
 		S->n_noisy += agg_row_noisy(&S->t, i);
 		S->n_incomplete += !strcmp(S->t.rows[i][k->status], "incomplete");
 		S->n_failed += !strcmp(S->t.rows[i][k->status], "failed");
-		if (cell_num(S, i, k->overrun, &v) && v > TRIAL_OVERRUN) {
+		/* Only a measured trial's window says anything of its duration: an incomplete
+		 * or failed one was cut short, and lengthening it is not the remedy. */
+		bool measured = agg_row_ok(&S->t, i);
+		if (measured && cell_num(S, i, k->overrun, &v) && v > TRIAL_OVERRUN) {
 			S->n_overran++;
 			if (v > S->worst_overrun)
 				S->worst_overrun = v;
 		}
-		if (cell_num(S, i, k->steady, &v) && fabs(v) > TRIAL_STEADY_DRIFT) {
+		if (measured && cell_num(S, i, k->steady, &v) && fabs(v) > TRIAL_STEADY_DRIFT) {
 			S->n_unsteady++;
 			if (fabs(v) > fabs(S->worst_drift))
 				S->worst_drift = v;

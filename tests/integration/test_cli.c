@@ -339,6 +339,55 @@ Test(cli, report_plot_and_compare_refuse_a_repeated_trial, .timeout = 60)
 	free(text);
 }
 
+/*
+ * The summary's "too short for their ops" and "not in steady state" counts are of measured
+ * trials: an incomplete one (the host held it off its cores, or it completed no op) was cut
+ * short, and lengthening the run is not its remedy.
+ */
+Test(cli, the_summary_counts_overruns_of_measured_trials_only, .timeout = 60)
+{
+	char out[300], csv[400], path[300], stdout_path[400];
+	char *const report[] = { EXE, "report", out, NULL };
+	char *text = short_sim_trials("overran", out, csv, path);
+	struct csv_table t;
+	char err[512];
+
+	snprintf(stdout_path, sizeof(stdout_path), "%s/overran-stdout.txt", tmp);
+	cr_assert_eq(csv_read(csv, &t, err, sizeof(err)), 0, "%s", err);
+	long c_status = csv_column(&t, "status"), c_over = csv_column(&t, "window_overrun");
+	long c_drift = csv_column(&t, "steady_drift");
+	cr_assert(c_status >= 0 && c_over >= 0 && c_drift >= 0);
+	/* Every row overran by 500% and drifted 50%; the first is incomplete, the rest ok. */
+	FILE *f = fopen(csv, "w");
+	for (size_t k = 0; k < t.n_cols; k++)
+		fprintf(f, "%s%s", k ? "," : "", t.header[k]);
+	fputc('\n', f);
+	for (size_t r = 0; r < t.n_rows; r++) {
+		for (size_t k = 0; k < t.n_cols; k++) {
+			const char *v = t.rows[r][k];
+			if ((long)k == c_over)
+				v = "5";
+			else if ((long)k == c_drift)
+				v = "0.5";
+			else if ((long)k == c_status && r == 0)
+				v = "incomplete";
+			fprintf(f, "%s\"%s\"", k ? "," : "", v);
+		}
+		fputc('\n', f);
+	}
+	fclose(f);
+	char want[160];
+	cr_assert_eq(run_to(report, NULL, stdout_path), 0, "%s", cli_slurp_path(path));
+	snprintf(want, sizeof(want), "%zu of %zu trials were too short for their ops", t.n_rows - 1,
+		 t.n_rows);
+	cr_assert(strstr(cli_slurp_path(stdout_path), want), "%s", cli_slurp_path(stdout_path));
+	snprintf(want, sizeof(want), "%zu of %zu trials were not in steady state", t.n_rows - 1,
+		 t.n_rows);
+	cr_assert(strstr(cli_slurp_path(stdout_path), want), "%s", cli_slurp_path(stdout_path));
+	csv_free(&t);
+	free(text);
+}
+
 /* A [machine] topology that does not load is bad input: refused before anything runs. */
 Test(cli, a_bad_topology_is_refused_before_anything_runs, .timeout = 30)
 {
