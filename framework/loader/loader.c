@@ -544,7 +544,49 @@ static bool same_file(const char *a, const char *b)
 	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/*
+ * The file's earlier outcome, when the registry tried it before (the same directory reached
+ * twice, or a file named and found in a directory): its refusal was reported then, and a file
+ * that hangs while loading costs its timeout once. NULL, and *st filled, when it is new.
+ */
+static const struct tried_file *find_tried(const struct plugin_registry *r, const char *path,
+					   struct stat *st, bool *have_st)
+{
+	*have_st = !stat(path, st);
+	for (size_t i = 0; *have_st && i < r->n_tried; i++)
+		if (r->tried[i].dev == (unsigned long long)st->st_dev &&
+		    r->tried[i].ino == (unsigned long long)st->st_ino)
+			return &r->tried[i];
+	return NULL;
+}
+
+static int remember_tried(struct plugin_registry *r, const struct stat *st, int rc)
+{
+	struct tried_file *v = array_grow(r->tried, &r->cap_tried, r->n_tried + 1, sizeof(*v));
+
+	if (v) {
+		r->tried = v;
+		r->tried[r->n_tried++] = (struct tried_file){ (unsigned long long)st->st_dev,
+							      (unsigned long long)st->st_ino, rc };
+	}
+	return rc;
+}
+
+static int add_new_file(struct plugin_registry *r, const char *path, struct diag_list *diags);
+
 int registry_add_file(struct plugin_registry *r, const char *path, struct diag_list *diags)
+{
+	struct stat st;
+	bool have_st;
+	const struct tried_file *t = find_tried(r, path, &st, &have_st);
+
+	if (t)
+		return t->rc;
+	int rc = add_new_file(r, path, diags);
+	return have_st ? remember_tried(r, &st, rc) : rc;
+}
+
+static int add_new_file(struct plugin_registry *r, const char *path, struct diag_list *diags)
 {
 	struct loaded_plugin p;
 	char err[1024];
@@ -647,6 +689,7 @@ void registry_free(struct plugin_registry *r)
 	for (size_t i = 0; i < r->n; i++)
 		plugin_unload(&r->v[i]);
 	free(r->v);
+	free(r->tried);
 	memset(r, 0, sizeof(*r));
 }
 

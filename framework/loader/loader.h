@@ -26,10 +26,18 @@ struct loaded_plugin {
 	char *duplicate_of; /* the other file with the same name, or NULL */
 };
 
+/* A file the registry has tried, loaded or refused: reached again, it is not tried again. */
+struct tried_file {
+	unsigned long long dev, ino;
+	int rc; /* what registry_add_file() returned for it */
+};
+
 struct plugin_registry {
 	struct loaded_plugin *v;
 	size_t n;
 	size_t cap;
+	struct tried_file *tried;
+	size_t n_tried, cap_tried;
 };
 
 /*

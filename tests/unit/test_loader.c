@@ -110,6 +110,15 @@ Test(loader, the_same_directory_twice_is_read_once, .timeout = 10)
 	cr_assert_eq(d.n, 0, "%s", d.n ? d.msgs[0] : "");
 	cr_assert_not_null(registry_find(&r, "null", NULL));
 	cr_assert_not_null(registry_find(&r, "biglock", NULL));
+	/* A directory of refused files, twice: each refusal is reported once. */
+	registry_add_dir(&r, FIXTURES, false, &d);
+	size_t refusals = d.n;
+	cr_assert_eq(refusals, 4, "expected 4 refusals, got %zu", refusals);
+	registry_add_dir(&r, FIXTURES "/", false, &d);
+	cr_assert_eq(d.n, refusals, "%s", d.n > refusals ? d.msgs[refusals] : "");
+	cr_assert_lt(registry_add_file(&r, FIXTURES "/cmdq-bad_abi.so", &d), 0,
+		     "a refused file reached again is still refused");
+	cr_assert_eq(d.n, refusals);
 	registry_free(&r);
 	diag_clear(&d);
 }
