@@ -8,7 +8,8 @@
 #     "no progress (watchdog 100 ms)"); a trial given up reads incomplete, the host's doing;
 #   - the timeout fixture (a poll that gives up with -ETIMEDOUT after 300 ms of the wall clock):
 #     failed on a quiet host, where the fault is the plugin's, and incomplete when starved;
-#   - the hang fixture on a quiet host still fails with the watchdog's "no progress".
+#   - the hang fixture on a quiet host still fails with the watchdog's "no progress", and so it
+#     does oversubscribed by its own scenario (3 CPUs on 2 cores: no host to blame).
 # Skips (77) with fewer than two CPUs or where SCHED_IDLE cannot be set.
 #
 #   starved_host.sh SOURCE_DIR IOMMULAB FAULTY_PLUGIN_DIR
@@ -114,4 +115,12 @@ sed -e 's/= timeout$/= hang/' -e 's/^watchdog_ms = .*/watchdog_ms = 200/' "$tmp/
 IOMMULAB_PLUGIN_PATH=$faulty "$iommulab" run "$tmp/hang.ini" --out "$tmp/hang" >"$tmp/hang.log" 2>&1
 [ "$(statuses "$tmp/hang")" = failed ] && grep -q "no progress (watchdog 200 ms)" "$tmp/hang/trials.csv" ||
 	fail "the hang fixture is not failed by the watchdog: $(tail -1 "$tmp/hang/trials.csv")"
+# Oversubscribed by the scenario's own choice (3 spinning CPUs on 2 cores): the CPUs share
+# their cores with each other, not with the host, so the watchdog keeps the wall clock and the
+# hang is the plugin's.
+sed -e 's/^cpus = .*/cpus = 3\noversubscribe = allow/' "$tmp/hang.ini" >"$tmp/over.ini"
+IOMMULAB_PLUGIN_PATH=$faulty taskset -c 0,1 "$iommulab" run "$tmp/over.ini" --out "$tmp/over" \
+	>"$tmp/over.log" 2>&1
+[ "$(statuses "$tmp/over")" = failed ] && grep -q "no progress (watchdog 200 ms)" "$tmp/over/trials.csv" ||
+	fail "the oversubscribed hang is not failed by the watchdog: $(tail -1 "$tmp/over/trials.csv")"
 echo "ok: starved trials are the host's doing; quiet ones the plugin's"

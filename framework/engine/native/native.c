@@ -254,7 +254,35 @@ static bool all_done(const struct native_run *run, uint32_t ncpus)
  * in a tick is the tick less its CPU time (its thread CPU clock, exact to the call) unless it
  * was asleep when sampled (its state in /proc/self/task/TID/stat): a plugin blocked in the
  * kernel is its own doing. A thread whose clock cannot be read loses nothing (a wall clock).
+ * With more busy threads than cores (oversubscribe = allow) the trial shares its cores with
+ * itself, by the scenario's choice: the watchdog keeps the wall clock.
  */
+
+/* Whether the thread is asleep or blocked (not runnable) now; false when it cannot be read. */
+static bool task_asleep(int fd)
+{
+	char buf[512];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "TID (comm) STATE ...": comm may hold ')' itself, so the last one */
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	return p[2] != 'R';
+}
+
+static void close_task_clocks(struct native_run *run)
+{
+	for (uint32_t i = 0; i < run->n_tasks; i++)
+		close(run->tasks[i].fd);
+	free(run->tasks);
+	run->tasks = NULL;
+	run->n_tasks = 0;
+}
+
 static void open_task_clocks(struct native_run *run)
 {
 	pid_t self = (pid_t)syscall(SYS_gettid);
@@ -281,38 +309,18 @@ static void open_task_clocks(struct native_run *run)
 		tc->clock = (clockid_t)((~(clockid_t)tid << 3) | 6);
 	}
 	closedir(d);
-}
-
-static void close_task_clocks(struct native_run *run)
-{
+	uint32_t busy = 0; /* more than the cores: oversubscribed by the scenario */
 	for (uint32_t i = 0; i < run->n_tasks; i++)
-		close(run->tasks[i].fd);
-	free(run->tasks);
-	run->tasks = NULL;
-	run->n_tasks = 0;
-}
-
-/* Whether the thread is asleep or blocked (not runnable) now; false when it cannot be read. */
-static bool task_asleep(int fd)
-{
-	char buf[512];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
-
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	/* "TID (comm) STATE ...": comm may hold ')' itself, so the last one */
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	return p[2] != 'R';
+		busy += !task_asleep(run->tasks[i].fd);
+	if (busy > native_online_cpus())
+		close_task_clocks(run);
 }
 
 /*
- * The longest time any of the trial's threads lost to the host in a tick of tick_ns. Only
- * while a CPU is stalled (no progress since the last tick) does it matter, so only then are
- * the clocks read (a stall's first tick counts whole) and a thread's state only when it fell
- * behind: reading /proc costs about 12 us a thread, the clock about 1.3.
+ * The longest time any of the trial's threads lost to the host in a tick of tick_ns. The
+ * clocks are read every tick (about 1.3 us a thread), as a stall's first tick may be long when
+ * the supervisor itself waited for a core; a thread's state only while a CPU is stalled (no
+ * progress since the last tick) and the thread fell behind: reading /proc costs about 12 us.
  */
 static uint64_t task_clocks_lost(struct native_run *run, uint64_t tick_ns, bool stalled)
 {
@@ -322,8 +330,8 @@ static uint64_t task_clocks_lost(struct native_run *run, uint64_t tick_ns, bool 
 		struct task_clock *tc = &run->tasks[i];
 		struct timespec ts;
 
-		if (!stalled || clock_gettime(tc->clock, &ts)) {
-			tc->primed = false; /* not stalled, or the thread has exited */
+		if (clock_gettime(tc->clock, &ts)) {
+			tc->primed = false; /* the thread has exited */
 			continue;
 		}
 		uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -332,7 +340,7 @@ static uint64_t task_clocks_lost(struct native_run *run, uint64_t tick_ns, bool 
 
 		tc->cpu_ns = cpu;
 		tc->primed = true;
-		if (primed && tick_ns && ran < tick_ns && tick_ns - ran > worst &&
+		if (stalled && primed && tick_ns && ran < tick_ns && tick_ns - ran > worst &&
 		    !task_asleep(tc->fd))
 			worst = tick_ns - ran;
 	}
@@ -504,6 +512,7 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 	uint64_t last = 0;	  /* the previous tick */
 
 	open_task_clocks(run);
+	task_clocks_lost(run, 0, false); /* each thread's CPU time so far: the baseline */
 
 	if (job->ops_per_cpu) {
 		if (job->on_measure)
