@@ -34,9 +34,9 @@ struct worker {
 	struct engine_cpu_result *res;
 	uint64_t progress;  /* atomic: ops (and idle turns) completed; no clock read per op */
 	uint64_t seen;	    /* supervisor only: progress when it last changed ... */
-	uint64_t seen_at;   /* ... and when the supervisor saw it change; since then: */
-	uint64_t ran_ns;    /* ... the time the trial's threads had their cores (the watchdog's) */
-	uint64_t off_ns;    /* ... and the time one of them was runnable but off its core */
+	uint64_t seen_at;   /* ... and when the supervisor saw it change; since then, ... */
+	uint64_t off_ns;    /* ... the time one of the trial's threads was runnable but off its
+			     * core (the rest, the watchdog's clock, is the time they had them) */
 	uint64_t n_returns; /* the op's returns so far (written to progress) */
 	uint32_t in_op;	    /* atomic */
 	uint32_t timed_out; /* atomic: its op gave up with -ETIMEDOUT (a wall-clock poll limit) */
@@ -347,26 +347,35 @@ static uint64_t task_clocks_lost(struct native_run *run, uint64_t tick_ns, bool 
 	return worst;
 }
 
-/* Whether some CPU has not progressed since the supervisor last looked. */
-static bool any_stalled(const struct native_run *run, uint32_t ncpus)
+/*
+ * Each CPU's progress since the supervisor last looked: one that moved restarts its stall
+ * (seen_at = now). Whether some CPU has not moved (stalled), the one case where the threads'
+ * losses are worth reading.
+ */
+static bool note_progress(struct native_run *run, uint32_t ncpus, uint64_t now)
 {
+	bool stalled = false;
+
 	for (uint32_t i = 0; i < ncpus; i++) {
-		const struct worker *w = &run->workers[i];
+		struct worker *w = &run->workers[i];
+		uint64_t p = __atomic_load_n(&w->progress, __ATOMIC_RELAXED);
 
-		if (w->seen_at && !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&w->progress, __ATOMIC_RELAXED) == w->seen)
-			return true;
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+			continue;
+		if (p != w->seen || !w->seen_at) {
+			w->seen = p;
+			w->seen_at = now;
+			w->off_ns = 0;
+		} else {
+			stalled = true;
+		}
 	}
-	return false;
+	return stalled;
 }
 
-/* Which way a CPU without progress for too long is reported. */
-enum stall { STALL_NONE, STALL_HUNG, STALL_SPOILED };
-
-static int stall_rank(enum stall k)
-{
-	return k == STALL_HUNG ? 2 : k == STALL_SPOILED;
-}
+/* Which way a CPU without progress for too long is reported, in the order the report
+ * prefers (a hung CPU is what it is about). */
+enum stall { STALL_NONE, STALL_SPOILED, STALL_HUNG };
 
 /*
  * How long the host may hold the trial off its cores before the trial is given up as the
@@ -381,32 +390,21 @@ static int stall_rank(enum stall k)
  * passed without it but the host held the trial off its cores for much of them.
  */
 static enum stall find_stall(struct native_run *run, uint32_t ncpus, uint64_t now, uint64_t tick_ns,
-			     uint64_t off_ns, uint64_t limit, int *which)
+			     uint64_t lost_ns, uint64_t limit, int *which)
 {
 	enum stall kind = STALL_NONE;
 	uint64_t worst_age = 0;
 
 	for (uint32_t i = 0; i < ncpus; i++) {
 		struct worker *w = &run->workers[i];
-		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
-			continue;
-		uint64_t p = __atomic_load_n(&w->progress, __ATOMIC_RELAXED);
-		if (p != w->seen || !w->seen_at) {
-			w->seen = p;
-			w->seen_at = now;
-			w->ran_ns = w->off_ns = 0;
-			continue;
-		}
-		uint64_t off = off_ns < tick_ns ? off_ns : tick_ns;
-		w->ran_ns += tick_ns - off;
-		w->off_ns += off;
+		if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) || w->seen_at == now)
+			continue; /* finished, or it moved this tick (note_progress) */
+		w->off_ns += lost_ns < tick_ns ? lost_ns : tick_ns;
 		uint64_t age = now - w->seen_at;
-		enum stall k = w->ran_ns > limit			 ? STALL_HUNG
+		enum stall k = age - w->off_ns > limit			 ? STALL_HUNG
 			       : age > NATIVE_STALL_WALL_PERIODS * limit ? STALL_SPOILED
 									 : STALL_NONE;
-		/* A hung CPU outranks a spoiled one (it is what the report is about), then age. */
-		if (k > STALL_NONE && (stall_rank(k) > stall_rank(kind) ||
-				       (stall_rank(k) == stall_rank(kind) && age > worst_age))) {
+		if (k > kind || (k != STALL_NONE && k == kind && age > worst_age)) {
 			kind = k;
 			worst_age = age;
 			*which = (int)i;
@@ -509,10 +507,11 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 	uint64_t t_stop = t_measure + job->duration_ns;
 	uint64_t t_late = t_measure + job->duration_ns / 2;
 	uint64_t slice = 2000000; /* 2 ms: the watchdog's and the tick's resolution */
-	uint64_t last = 0;	  /* the previous tick */
+	uint64_t last;		  /* the previous tick */
 
 	open_task_clocks(run);
 	task_clocks_lost(run, 0, false); /* each thread's CPU time so far: the baseline */
+	last = lab_clock_ns(clk);
 
 	if (job->ops_per_cpu) {
 		if (job->on_measure)
@@ -540,10 +539,10 @@ static void supervise(struct native_run *run, uint32_t ncpus, struct engine_resu
 				__atomic_store_n(&run->state, RUN_LATE, __ATOMIC_RELEASE);
 			}
 		}
-		uint64_t tick = last ? now - last : 0;
-		uint64_t off = task_clocks_lost(run, tick, any_stalled(run, ncpus));
+		uint64_t tick = now - last;
+		uint64_t lost = task_clocks_lost(run, tick, note_progress(run, ncpus, now));
 		int which = -1;
-		enum stall kind = find_stall(run, ncpus, now, tick, off, job->watchdog_ns, &which);
+		enum stall kind = find_stall(run, ncpus, now, tick, lost, job->watchdog_ns, &which);
 		last = now;
 		if (kind != STALL_NONE) {
 			res->hung = true;
