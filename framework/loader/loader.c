@@ -537,13 +537,6 @@ static struct loaded_plugin *find_entry(const struct plugin_registry *r, const c
 	return NULL;
 }
 
-static bool same_file(const char *a, const char *b)
-{
-	struct stat sa, sb;
-
-	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /*
  * The file's earlier outcome, when the registry tried it before (the same directory reached
  * twice, or a file named and found in a directory): its refusal was reported then, and a file
@@ -572,20 +565,7 @@ static int remember_tried(struct plugin_registry *r, const struct stat *st, int 
 	return rc;
 }
 
-static int add_new_file(struct plugin_registry *r, const char *path, struct diag_list *diags);
-
-int registry_add_file(struct plugin_registry *r, const char *path, struct diag_list *diags)
-{
-	struct stat st;
-	bool have_st;
-	const struct tried_file *t = find_tried(r, path, &st, &have_st);
-
-	if (t)
-		return t->rc;
-	int rc = add_new_file(r, path, diags);
-	return have_st ? remember_tried(r, &st, rc) : rc;
-}
-
+/* A file not tried before: load it, and keep it unless its name is taken. */
 static int add_new_file(struct plugin_registry *r, const char *path, struct diag_list *diags)
 {
 	struct loaded_plugin p;
@@ -598,10 +578,7 @@ static int add_new_file(struct plugin_registry *r, const char *path, struct diag
 	}
 	struct loaded_plugin *prev = find_entry(r, p.desc->name);
 	if (prev) {
-		if (same_file(prev->path, p.path)) {
-			plugin_unload(&p);
-			return 0;
-		}
+		/* Another file (the same one reached twice was found by find_tried). */
 		diag_add(diags,
 			 "%s: plugin name '%s' is also used by %s: remove one of them or "
 			 "narrow the plugin search path",
@@ -619,6 +596,18 @@ static int add_new_file(struct plugin_registry *r, const char *path, struct diag
 	r->v = v;
 	r->v[r->n++] = p;
 	return 0;
+}
+
+int registry_add_file(struct plugin_registry *r, const char *path, struct diag_list *diags)
+{
+	struct stat st;
+	bool have_st;
+	const struct tried_file *t = find_tried(r, path, &st, &have_st);
+
+	if (t)
+		return t->rc;
+	int rc = add_new_file(r, path, diags);
+	return have_st ? remember_tried(r, &st, rc) : rc;
 }
 
 static int cmp_str(const void *a, const void *b)
