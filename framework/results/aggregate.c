@@ -30,19 +30,6 @@ bool agg_row_ok(const struct agg_table *t, size_t i)
 	return s && (!strcmp(s, "ok") || !strcmp(s, "noisy"));
 }
 
-/* Whether s is a whole number 0 .. 2^53 written in decimal digits; its value in *out. */
-static bool whole_number(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	*out = v;
-	return !*end && !errno && v <= (1ull << 53);
-}
-
 struct trial_id {
 	uint64_t trial;
 	size_t line;
@@ -79,7 +66,7 @@ static int check_trial_ids(const struct csv_table *t, const char *path, char *er
 			const char *s = t->rows[i][c];
 			uint64_t v;
 
-			if (!whole_number(s, &v)) {
+			if (!csv_whole_number(s, &v)) {
 				snprintf(err, err_len,
 					 "%s:%zu: %s '%.40s' is not a whole number (the file is "
 					 "damaged)",

@@ -212,8 +212,7 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 			for (size_t c = 0; c < n_fields; c++) {
 				if (!fields[c][0])
 					FAIL(rec_line, "header: column %zu has no name", c + 1);
-				/* A reader finds a column by its name: a second one is ambiguous.
-				 */
+				/* A reader finds a column by its name: a second is ambiguous. */
 				for (size_t d = 0; (flags & CSV_UNIQUE_COLUMNS) && d < c; d++)
 					if (!strcmp(fields[c], fields[d]))
 						FAIL(rec_line,
@@ -259,6 +258,18 @@ long csv_column(const struct csv_table *t, const char *name)
 		if (!strcmp(t->header[c], name))
 			return (long)c;
 	return -1;
+}
+
+bool csv_whole_number(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	*out = v;
+	return !*end && !errno && v <= (1ull << 53);
 }
 
 void csv_free(struct csv_table *t)

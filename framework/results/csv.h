@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Write one field, quoted when it holds a comma, quote, CR/LF or edge blanks (or if forced). */
@@ -41,6 +42,10 @@ int csv_read_flags(const char *path, unsigned flags, struct csv_table *t, char *
 
 /* The index of the column named name, or -1. */
 long csv_column(const struct csv_table *t, const char *name);
+
+/* Whether field s is a whole number 0 .. 2^53 in decimal digits (trial, point and repeat
+ * numbers; no sign, blank or exponent); its value in *out. */
+bool csv_whole_number(const char *s, uint64_t *out);
 
 void csv_free(struct csv_table *t);
 

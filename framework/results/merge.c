@@ -3,6 +3,7 @@
 #include "results/merge.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ static int union_header(const struct csv_table *in, size_t n_in, struct merge_ta
 
 /* A row's place in the merge: its trial number and where it came from. */
 struct row_ref {
-	unsigned long trial;
+	uint64_t trial;
 	size_t in, row;
 };
 
@@ -93,19 +94,17 @@ static int collect_refs(const struct csv_table *in, const char *const *names, si
 		}
 		for (size_t r = 0; r < in[i].n_rows; r++) {
 			const char *f = in[i].rows[r][c];
-			char *end;
-			unsigned long v;
+			uint64_t v;
 
-			errno = 0;
-			v = strtoul(f, &end, 10);
-			if (errno || !*f || *end || f[0] == '-') {
+			if (!csv_whole_number(f, &v)) {
 				snprintf(err, err_len, "%s:%zu: trial '%s' is not a trial number",
 					 names[i], in[i].lines[r], f);
 				return -EINVAL;
 			}
 			if (total && v >= total) {
 				snprintf(err, err_len,
-					 "%s:%zu: trial %lu, but the scenario has %zu trials (0 .. "
+					 "%s:%zu: trial %" PRIu64
+					 ", but the scenario has %zu trials (0 .. "
 					 "%zu): it is not this scenario's",
 					 names[i], in[i].lines[r], v, total, total - 1);
 				return -EINVAL;
@@ -163,7 +162,7 @@ int merge_tables(const struct csv_table *in, const char *const *names, size_t n_
 		if (a->trial != b->trial)
 			continue;
 		snprintf(err, err_len,
-			 "trial %lu is in both %s (line %zu) and %s (line %zu): the inputs "
+			 "trial %" PRIu64 " is in both %s (line %zu) and %s (line %zu): the inputs "
 			 "overlap (a shard given twice, or a shard and the whole run)",
 			 a->trial, names[a->in], in[a->in].lines[a->row], names[b->in],
 			 in[b->in].lines[b->row]);

@@ -249,6 +249,31 @@ Test(merge, trial_past_the_scenario_is_refused, .timeout = 10)
 	csv_free(&in[0]);
 }
 
+/* A trial number is digits only, as the run writes it: a sign or a blank means an edited file. */
+Test(merge, a_trial_number_with_a_sign_or_blank_is_refused, .timeout = 10)
+{
+	static const uint32_t ta[] = { 0, 1 };
+	static const char *const bad[] = { "+1", " 1", "-1", "1e0", "" };
+	struct csv_table in[1];
+	const char *names[] = { "a/trials.csv" };
+	struct merge_table m;
+	char err[512], want[80];
+
+	write_run("a", &layout_a, false, ta, 2, &in[0]);
+	long c = csv_column(&in[0], "trial");
+	cr_assert_geq(c, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		free(in[0].rows[1][c]);
+		in[0].rows[1][c] = strdup(bad[i]);
+		cr_assert_eq(merge_tables(in, names, 1, 4, &m, err, sizeof(err)), -EINVAL,
+			     "'%s' was taken", bad[i]);
+		snprintf(want, sizeof(want), "a/trials.csv:3: trial '%s' is not a trial number",
+			 bad[i]);
+		cr_assert(strstr(err, want), "%s", err);
+	}
+	csv_free(&in[0]);
+}
+
 Test(merge, missing_trials_are_listed_as_ranges, .timeout = 10)
 {
 	static const uint32_t ta[] = { 0, 3, 7 };
