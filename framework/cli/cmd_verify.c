@@ -87,6 +87,19 @@ static uint64_t mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* How a child that did not finish ended, with the last line it wrote to stderr, if any. */
+static void describe_end(const char *what, int status, const char *tail, char *why, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(why, len, "the %s's process was killed by %s%s%s%s", what,
+			 strsignal(WTERMSIG(status)), tail[0] ? " (it said: " : "", tail,
+			 tail[0] ? ")" : "");
+	else
+		snprintf(why, len, "the %s's process exited with status %d%s%s%s", what,
+			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail[0] ? " (it said: " : "",
+			 tail, tail[0] ? ")" : "");
+}
+
 /*
  * Run req in a child process, so that a plugin that crashes, aborts or hangs beyond every
  * watchdog loses that trial's verdicts only: o is the oracle's report, or cmdq_check_lost's
@@ -178,14 +191,8 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 			 "the trial did not end within %.0f s, its watchdog included (a CPU stuck "
 			 "where the watchdog cannot unwind it); killed",
 			 (double)limit_ms / 1000.0);
-	else if (WIFSIGNALED(status))
-		snprintf(why, sizeof(why), "the trial's process was killed by %s%s%s%s",
-			 strsignal(WTERMSIG(status)), tail[0] ? " (it said: " : "", tail,
-			 tail[0] ? ")" : "");
 	else
-		snprintf(why, sizeof(why), "the trial's process exited with status %d%s%s%s",
-			 WIFEXITED(status) ? WEXITSTATUS(status) : -1, tail[0] ? " (it said: " : "",
-			 tail, tail[0] ? ")" : "");
+		describe_end("trial", status, tail, why, sizeof(why));
 	cmdq_check_lost(o,
 			stalled	 ? CMDQ_LOST_STALL
 			: killed ? CMDQ_LOST_HANG
@@ -531,6 +538,84 @@ static void lab_h_only_fails(const struct lab_h_only *l)
 		printf("      ... and %zu more\n", l->r.n_hits - ATOMICS_MAX_HITS);
 }
 
+/* An iova check that runs this long (a few seconds at most on a loaded 2-core host) hangs. */
+#define IOVA_CHECK_LIMIT_MS 120000
+
+/* What an iova check's child hands back: the result, written as the check goes. */
+struct iova_child_out {
+	struct iova_check_result res;
+	uint32_t done; /* atomic */
+};
+
+/*
+ * Run one iova check in a child process, as run_isolated() does a cmdq trial: a plugin that
+ * crashes (a double free at teardown, a wild write) or hangs costs that check only, as a FAIL
+ * that says how its process ended, after the counterexample the check had found, if any.
+ * Without a process to run it in, the check runs here.
+ */
+static void run_iova_isolated(const struct iova_check *chk, const struct lab_plugin *d,
+			      const void *pcfg, struct iova_check_result *res)
+{
+	struct iova_child_out *out =
+		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	FILE *errf = tmpfile();
+	uint64_t start = mono_ms();
+	bool killed = false;
+	int status = 0;
+	pid_t pid = -1;
+
+	if (out != MAP_FAILED && errf) {
+		fflush(NULL);
+		pid = fork();
+	}
+	if (pid < 0) {
+		iova_check_run(chk, d, pcfg, res);
+		goto out;
+	}
+	if (!pid) {
+		signal(SIGINT, SIG_DFL);
+		dup2(fileno(errf), STDERR_FILENO);
+		iova_check_run(chk, d, pcfg, &out->res);
+		__atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		if (!killed && mono_ms() - start > IOVA_CHECK_LIMIT_MS) {
+			killed = true;
+			kill(pid, SIGKILL);
+		}
+		struct timespec nap = { 0, 5 * 1000 * 1000 };
+		nanosleep(&nap, NULL);
+	}
+	*res = out->res;
+	if (!killed && WIFEXITED(status) && !WEXITSTATUS(status) &&
+	    __atomic_load_n(&out->done, __ATOMIC_ACQUIRE))
+		goto out;
+
+	char why[256], tail[200];
+
+	util_last_line(errf, tail, sizeof(tail));
+	if (killed)
+		snprintf(why, sizeof(why),
+			 "the check did not end within %.0f s (the plugin hangs); killed",
+			 IOVA_CHECK_LIMIT_MS / 1000.0);
+	else
+		describe_end("check", status, tail, why, sizeof(why));
+	if (res->verdict == IOVA_CHECK_FAIL) {
+		size_t used = strlen(res->detail);
+
+		snprintf(res->detail + used, sizeof(res->detail) - used, "; then %s", why);
+	} else {
+		res->verdict = IOVA_CHECK_FAIL;
+		snprintf(res->detail, sizeof(res->detail), "%s", why);
+	}
+out:
+	if (errf)
+		fclose(errf);
+	if (out != MAP_FAILED)
+		munmap(out, sizeof(*out));
+}
+
 /* Every iova check on d with config pcfg; EXIT_OK only if none failed (skips are fine). */
 static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
 {
@@ -545,7 +630,7 @@ static int verify_iova(const struct loaded_plugin *lp, const void *pcfg)
 	for (size_t i = 0; i < n; i++) {
 		struct iova_check_result res;
 
-		iova_check_run(&chk[i], d, pcfg, &res);
+		run_iova_isolated(&chk[i], d, pcfg, &res);
 		printf("  %-28s %s  (%s)\n", chk[i].name, iova_check_verdict_name(res.verdict),
 		       chk[i].summary);
 		if (res.verdict == IOVA_CHECK_FAIL) {

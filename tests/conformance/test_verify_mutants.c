@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "verify/cmdq_check.h"
+#include "verify/iova_check.h"
 
 /* ---- verify's mutants: a shipped plugin with one plausible bug, caught by name ------------- */
 
@@ -202,6 +203,41 @@ static bool iova_verify_fails(const char *mutant, const char *check, const char 
 	int status = pclose(f);
 	cr_expect(WIFEXITED(status), "%s did not exit", cmd);
 	return failed && detail && WEXITSTATUS(status) == 1;
+}
+
+/*
+ * A plugin that crashes costs verify the checks it crashed in, never its table: the loaded/prev
+ * swap that loses a magazine frees it twice, and its process dies in the middle of a check.
+ * Each iova check runs in its own process; before, verify died with it (SIGSEGV, no output).
+ */
+Test(verify_mutants, iova_plugin_that_crashes_fails_its_checks_and_verify_prints_them_all,
+     .timeout = 120)
+{
+	char line[4096], cmd[1024];
+	size_t rows = 0;
+	bool summary = false;
+
+	cr_expect(iova_verify_fails("mut_swap_loses_prev", "random_1cpu", "check's process"));
+	snprintf(
+		cmd, sizeof(cmd),
+		"'%s/iommulab' verify '%s/tests/fixtures/iova_mutants/iova-mut_swap_loses_prev.so' "
+		"2>/dev/null",
+		TEST_BUILD_ROOT, TEST_BUILD_ROOT);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "cannot run %s", cmd);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], verdict[16];
+
+		if (sscanf(line, " %63s %15s (", name, verdict) == 2 && line[2] != ' ' &&
+		    iova_check_find(name))
+			rows++;
+		summary |= strstr(line, "checks FAILED") != NULL;
+	}
+	pclose(f);
+	size_t n;
+	iova_checks(&n);
+	cr_expect_eq(rows, n, "%zu of the %zu iova checks printed", rows, n);
+	cr_expect(summary, "no summary line");
 }
 
 /* A cached range that ends above limit_pfn: only a limit that is not 2^k - 1 can show it. */
