@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "loader/loader.h"
 
@@ -32,6 +33,21 @@ Test(loader, accepts_a_valid_plugin, .timeout = 10)
 	cr_assert_eq(load("cmdq-ok.so", &p), 0, "%s", err);
 	cr_assert_str_eq(p.desc->name, "ok");
 	cr_assert_eq(p.desc->kind, LAB_KIND_CMDQ);
+	plugin_unload(&p);
+}
+
+/* A bare file name is the file in the current directory, not a library dlopen() searches for. */
+Test(loader, a_file_name_without_a_directory_is_the_file_here, .timeout = 10)
+{
+	struct loaded_plugin p;
+	char cwd[4096];
+
+	cr_assert_not_null(getcwd(cwd, sizeof(cwd)));
+	cr_assert_eq(chdir(FIXTURES), 0);
+	int rc = plugin_load("cmdq-ok.so", &p, err, sizeof(err));
+	cr_assert_eq(chdir(cwd), 0);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_str_eq(p.desc->name, "ok");
 	plugin_unload(&p);
 }
 
