@@ -7,11 +7,14 @@
  * Properties: no range handed out twice or overlapping a live one (a shadow bitmap of the
  * live pfns), every range inside its limit (also limits that are not 2^k - 1: one below the end
  * of a range just freed) and size-aligned, 2 CPUs in a 300-page domain flushing and retrying
- * at once (small_domain_2cpu), everything returned exactly once
+ * at once (small_domain_2cpu), 2 CPUs filling and draining one depot bin at once with the tick
+ * and flush_all racing them (depot_2cpu: a ThreadSanitizer build sees a missing lock there),
+ * everything returned exactly once
  * by fini (tree back to the anchor, no lab_alloc leak), flushes return everything cached,
  * allocation failure flushes and retries once and then fails cleanly, magazine allocation
  * failure loses nothing, a ticking depot is trimmed to ncpus, a bounded depot stays within
- * (2 x CPUs + depot) x bins x magazine bytes.
+ * (2 x CPUs + depot) x bins x magazine bytes (its size from the depot_max or depot_min
+ * parameter; a policy that pushes to a depot of no stated size is not judged there).
  */
 #ifndef IOMMULAB_VERIFY_IOVA_CHECK_H
 #define IOMMULAB_VERIFY_IOVA_CHECK_H

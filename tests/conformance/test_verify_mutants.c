@@ -240,6 +240,35 @@ Test(verify_mutants, iova_plugin_that_crashes_fails_its_checks_and_verify_prints
 	cr_expect(summary, "no summary line");
 }
 
+/*
+ * No false positive: fixed_depot with its 32-magazine depot a constant instead of a depot_max
+ * parameter is correct, and verify passes it; bounded_depot_memory, which cannot know that
+ * depot's size, skips (it took the missing parameter for no depot and failed the policy).
+ */
+Test(verify_mutants, iova_depot_of_unnamed_size_passes_and_its_bound_is_skipped, .timeout = 120)
+{
+	char line[4096], cmd[1024];
+	bool skipped = false;
+
+	snprintf(cmd, sizeof(cmd),
+		 "'%s/iommulab' verify '%s/tests/fixtures/iova_mutants/iova-ok_depot_unnamed.so' "
+		 "2>/dev/null",
+		 TEST_BUILD_ROOT, TEST_BUILD_ROOT);
+	FILE *f = popen(cmd, "r");
+	cr_assert_not_null(f, "cannot run %s", cmd);
+	while (fgets(line, sizeof(line), f)) {
+		char name[64], verdict[16];
+
+		if (sscanf(line, " %63s %15s (", name, verdict) == 2 &&
+		    !strcmp(name, "bounded_depot_memory"))
+			skipped = !strcmp(verdict, "skip");
+		cr_expect_null(strstr(line, "FAIL"), "a correct policy failed: %s", line);
+	}
+	int status = pclose(f);
+	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "verify did not exit 0");
+	cr_expect(skipped, "bounded_depot_memory did not skip");
+}
+
 /* A cached range that ends above limit_pfn: only a limit that is not 2^k - 1 can show it. */
 Test(verify_mutants, iova_cache_past_limit_fails_random_1cpu, .timeout = 120)
 {

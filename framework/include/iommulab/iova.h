@@ -74,6 +74,11 @@ struct lab_iova_ops {
 			  bool flush_rcache);
 	/* Required. free_iova_fast(): cache or return the range [pfn, pfn + size). */
 	void (*free)(struct lab_cpu *c, void *state, uint64_t pfn, uint64_t size);
+	/*
+	 * flush_cpu, flush_all and tick run while other CPUs allocate and free (a failed
+	 * allocation's flush-and-retry, the periodic work on some CPU): they take the locks
+	 * alloc and free take.
+	 */
 	/* Required. free_cpu_cached_iovas(cpu): return that CPU's magazines to the domain. */
 	void (*flush_cpu)(struct lab_cpu *c, void *state, uint32_t cpu);
 	/* Required. free_global_cached_iovas(): return the depot to the domain. */
