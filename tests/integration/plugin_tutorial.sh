@@ -88,6 +88,18 @@ set -x
 cc $(pkg-config --cflags iommulab) -O2 -shared -fPIC -o cmdq-mine.so mine.c
 set +x
 
+# pkg-config's flags declare POSIX (-D_GNU_SOURCE); a build with only its -I and strict ISO C
+# gets lab.h's own message, not an undeclared CLOCK_MONOTONIC deep inside it.
+step "strict ISO C without pkg-config's defines: lab.h says what it needs"
+inc=$(pkg-config --cflags-only-I iommulab)
+cc -std=c11 $inc -O2 -shared -fPIC -o strict.so mine.c 2>strict.log &&
+	fail "-std=c11 built without POSIX's clock_gettime declared"
+grep -q "lab.h needs POSIX clock_gettime(CLOCK_MONOTONIC): build with -std=gnu11" strict.log ||
+	fail "-std=c11 did not get lab.h's message: $(grep -m1 error strict.log)"
+cc -std=c11 -D_POSIX_C_SOURCE=200809L $inc -O2 -shared -fPIC -o strict.so mine.c ||
+	fail "-std=c11 -D_POSIX_C_SOURCE=200809L did not build"
+rm -f strict.so strict.log
+
 step "tutorial 3: verify"
 iommulab verify ./cmdq-mine.so || fail "iommulab verify ./cmdq-mine.so"
 

@@ -43,6 +43,11 @@
 #include <stdint.h>
 #include <time.h>
 
+/* lab_read_counter()'s portable fallback is POSIX, which strict ISO C (-std=c11) hides. */
+#ifndef CLOCK_MONOTONIC
+#error "iommulab/lab.h needs POSIX clock_gettime(CLOCK_MONOTONIC): build with -std=gnu11 (the default), or add -D_POSIX_C_SOURCE=200809L to -std=c11"
+#endif
+
 #include "plugin.h"
 #ifdef LAB_ENGINE_SIM
 #include "lab_sim.h" /* the functions the sim binding calls */
