@@ -177,12 +177,23 @@ Test(verify_mutants, relaxed_owner_hand_off_fails_protocol_only_under_arm, .time
 
 /* ---- iova mutants (tests/fixtures/iova_mutants): caught by `iommulab verify`, by name ------ */
 
-/* Whether `iommulab verify` on iova mutant NAME prints check FAIL with text in its detail. */
-static bool iova_verify_fails(const char *mutant, const char *check, const char *text)
+/* What `iommulab verify` printed for iova mutant NAME: its check rows, and one check's verdict. */
+struct iova_table {
+	size_t rows;	  /* rows naming an iova check */
+	size_t fails;	  /* rows, lab_h_only's included, whose verdict is FAIL */
+	bool summary;	  /* the last line: "N of M checks FAILED" or "all checks passed" */
+	char verdict[16]; /* the verdict of the check asked for */
+	bool detail;	  /* its counterexample holds the text asked for */
+	int status;	  /* verify's exit status, or -1 */
+};
+
+static void iova_verify_table(const char *mutant, const char *check, const char *text,
+			      struct iova_table *t)
 {
 	char line[4096], cmd[1024];
-	bool failed = false, in_check = false, detail = false;
+	bool in_check = false;
 
+	memset(t, 0, sizeof(*t));
 	snprintf(cmd, sizeof(cmd),
 		 "'%s/iommulab' verify '%s/tests/fixtures/iova_mutants/iova-%s.so' 2>/dev/null",
 		 TEST_BUILD_ROOT, TEST_BUILD_ROOT, mutant);
@@ -191,18 +202,30 @@ static bool iova_verify_fails(const char *mutant, const char *check, const char 
 	while (fgets(line, sizeof(line), f)) {
 		char name[64], verdict[16];
 
-		if (sscanf(line, " %63s %15s (", name, verdict) == 2 && line[2] != ' ') {
+		if (sscanf(line, " %63s %15s", name, verdict) == 2 && line[2] != ' ') {
+			t->rows += iova_check_find(name) != NULL;
+			t->fails += !strcmp(verdict, "FAIL");
 			in_check = !strcmp(name, check);
-			if (in_check && !strcmp(verdict, "FAIL"))
-				failed = true;
-			continue;
+			if (in_check)
+				snprintf(t->verdict, sizeof(t->verdict), "%s", verdict);
+		} else if (in_check && text && strstr(line, "first counterexample:") &&
+			   strstr(line, text)) {
+			t->detail = true;
 		}
-		if (in_check && strstr(line, "first counterexample:") && strstr(line, text))
-			detail = true;
+		t->summary |= strstr(line, "checks FAILED") || strstr(line, "all checks passed");
 	}
 	int status = pclose(f);
 	cr_expect(WIFEXITED(status), "%s did not exit", cmd);
-	return failed && detail && WEXITSTATUS(status) == 1;
+	t->status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Whether `iommulab verify` on iova mutant NAME prints check FAIL with text in its detail. */
+static bool iova_verify_fails(const char *mutant, const char *check, const char *text)
+{
+	struct iova_table t;
+
+	iova_verify_table(mutant, check, text, &t);
+	return !strcmp(t.verdict, "FAIL") && t.detail && t.status == 1;
 }
 
 /*
@@ -213,31 +236,15 @@ static bool iova_verify_fails(const char *mutant, const char *check, const char 
 Test(verify_mutants, iova_plugin_that_crashes_fails_its_checks_and_verify_prints_them_all,
      .timeout = 120)
 {
-	char line[4096], cmd[1024];
-	size_t rows = 0;
-	bool summary = false;
+	struct iova_table t;
+	size_t n;
 
 	cr_expect(iova_verify_fails("mut_swap_loses_prev", "random_1cpu", "check's process"));
-	snprintf(
-		cmd, sizeof(cmd),
-		"'%s/iommulab' verify '%s/tests/fixtures/iova_mutants/iova-mut_swap_loses_prev.so' "
-		"2>/dev/null",
-		TEST_BUILD_ROOT, TEST_BUILD_ROOT);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f, "cannot run %s", cmd);
-	while (fgets(line, sizeof(line), f)) {
-		char name[64], verdict[16];
-
-		if (sscanf(line, " %63s %15s (", name, verdict) == 2 && line[2] != ' ' &&
-		    iova_check_find(name))
-			rows++;
-		summary |= strstr(line, "checks FAILED") != NULL;
-	}
-	pclose(f);
-	size_t n;
+	iova_verify_table("mut_swap_loses_prev", "random_1cpu", NULL, &t);
 	iova_checks(&n);
-	cr_expect_eq(rows, n, "%zu of the %zu iova checks printed", rows, n);
-	cr_expect(summary, "no summary line");
+	cr_expect_eq(t.rows, n, "%zu of the %zu iova checks printed", t.rows, n);
+	cr_expect(t.summary, "no summary line");
+	cr_expect_eq(t.status, 1);
 }
 
 /*
@@ -247,26 +254,13 @@ Test(verify_mutants, iova_plugin_that_crashes_fails_its_checks_and_verify_prints
  */
 Test(verify_mutants, iova_depot_of_unnamed_size_passes_and_its_bound_is_skipped, .timeout = 120)
 {
-	char line[4096], cmd[1024];
-	bool skipped = false;
+	struct iova_table t;
 
-	snprintf(cmd, sizeof(cmd),
-		 "'%s/iommulab' verify '%s/tests/fixtures/iova_mutants/iova-ok_depot_unnamed.so' "
-		 "2>/dev/null",
-		 TEST_BUILD_ROOT, TEST_BUILD_ROOT);
-	FILE *f = popen(cmd, "r");
-	cr_assert_not_null(f, "cannot run %s", cmd);
-	while (fgets(line, sizeof(line), f)) {
-		char name[64], verdict[16];
-
-		if (sscanf(line, " %63s %15s (", name, verdict) == 2 &&
-		    !strcmp(name, "bounded_depot_memory"))
-			skipped = !strcmp(verdict, "skip");
-		cr_expect_null(strstr(line, "FAIL"), "a correct policy failed: %s", line);
-	}
-	int status = pclose(f);
-	cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "verify did not exit 0");
-	cr_expect(skipped, "bounded_depot_memory did not skip");
+	iova_verify_table("ok_depot_unnamed", "bounded_depot_memory", NULL, &t);
+	cr_expect_eq(t.fails, 0, "a correct policy failed %zu check(s)", t.fails);
+	cr_expect_str_eq(t.verdict, "skip");
+	cr_expect(t.summary, "no summary line");
+	cr_expect_eq(t.status, 0);
 }
 
 /* A cached range that ends above limit_pfn: only a limit that is not 2^k - 1 can show it. */
