@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,9 @@ struct host_env {
 	uint32_t aborted;     /* atomic */
 	struct arena *arena;  /* lab_alloc's memory under the sim (host_env_use_arena) */
 	void (*zeroing)(const void *p, size_t len); /* ...told before it zeroes a payload */
+	uint64_t overruns;	/* atomic: native blocks found written past their end */
+	uint32_t overrun_noted; /* atomic: the first one is described in overrun_what */
+	char overrun_what[160];
 	/* Natively, every live allocation, so that host_env_free() can give back what a trial
 	 * abandoned mid-run (whose fini must not run) still held. */
 	uint32_t live_lock; /* atomic */
@@ -160,11 +164,49 @@ static void live_remove(struct host_env *env, struct alloc_hdr *h)
 	live_unlock(env);
 }
 
+/*
+ * Natively, the bytes between the caller's size and the end of its lines hold CANARY, at
+ * least CANARY_MIN of them (a line more where the size fills its lines): a plugin writing
+ * past its block (an array one element short) is found at lab_free() or at the end of the
+ * trial, where its heap would otherwise be corrupted silently. The sim's arena keeps its
+ * layout (its pricing is by line) and has no canary.
+ */
+#define CANARY	   0xa5
+#define CANARY_MIN 8
+
+static unsigned char *payload_of(struct alloc_hdr *hdr)
+{
+	return (unsigned char *)hdr + LAB_CACHE_LINE;
+}
+
+/* Note hdr's canary if it was overwritten: the first such block is described. */
+static void check_canary(struct host_env *env, struct alloc_hdr *hdr)
+{
+	const unsigned char *p = payload_of(hdr);
+	size_t end = (size_t)(hdr->lines - 1) * LAB_CACHE_LINE, first = end, last = 0;
+
+	for (size_t i = hdr->size; i < end; i++)
+		if (p[i] != CANARY) {
+			first = i < first ? i : first;
+			last = i;
+		}
+	if (first == end)
+		return;
+	__atomic_add_fetch(&env->overruns, 1, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&env->overrun_noted, 1, __ATOMIC_ACQ_REL))
+		return;
+	snprintf(env->overrun_what, sizeof(env->overrun_what),
+		 "a lab_alloc(%zu) block was written past its end: bytes +%zu..+%zu of the %zu "
+		 "after it changed",
+		 hdr->size, first - hdr->size, last - hdr->size, end - hdr->size);
+}
+
 static void *host_alloc(const struct lab_host *h, size_t size)
 {
 	struct host_env *env = h->priv;
 	uint64_t seq = __atomic_add_fetch(&env->alloc_seq, 1, __ATOMIC_RELAXED);
-	size_t payload = (size + LAB_CACHE_LINE - 1) / LAB_CACHE_LINE, lines = 1 + payload;
+	size_t guard = env->arena ? 0 : CANARY_MIN;
+	size_t payload = (size + guard + LAB_CACHE_LINE - 1) / LAB_CACHE_LINE, lines = 1 + payload;
 	struct alloc_hdr *hdr;
 
 	if (env->fault_every && seq % env->fault_every == 0)
@@ -181,8 +223,10 @@ static void *host_alloc(const struct lab_host *h, size_t size)
 	hdr->size = size;
 	hdr->lines = (uint32_t)lines;
 	hdr->arena = env->arena != NULL;
-	if (!hdr->arena)
+	if (!hdr->arena) {
+		memset(payload_of(hdr) + size, CANARY, payload * LAB_CACHE_LINE - size);
 		live_add(env, hdr);
+	}
 	__atomic_add_fetch(&env->live_allocs, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&env->live_bytes, size, __ATOMIC_RELAXED);
 	return (unsigned char *)hdr + LAB_CACHE_LINE;
@@ -201,9 +245,23 @@ static void host_free(const struct lab_host *h, void *ptr)
 	if (hdr->arena) {
 		arena_put(env->arena, hdr);
 	} else {
+		check_canary(env, hdr);
 		live_remove(env, hdr);
 		free(hdr);
 	}
+}
+
+uint64_t host_env_overruns(struct host_env *env, char *what, size_t len)
+{
+	live_lock(env);
+	for (struct alloc_hdr *h = env->live; h; h = h->next)
+		check_canary(env, h);
+	live_unlock(env);
+	uint64_t n = __atomic_load_n(&env->overruns, __ATOMIC_ACQUIRE);
+
+	if (what && len)
+		snprintf(what, len, "%s", n ? env->overrun_what : "");
+	return n;
 }
 
 int host_env_use_arena(struct host_env *env, void (*zeroing)(const void *p, size_t len))

@@ -53,6 +53,13 @@ int host_env_use_arena(struct host_env *env, void (*zeroing)(const void *p, size
 /* Make every N-th lab_alloc() fail (0: never). */
 void host_env_set_alloc_fault(struct host_env *env, uint64_t every_n);
 
+/*
+ * Natively, how many lab_alloc() blocks a plugin wrote past the end of (their canary changed:
+ * host.c), those freed and those still live; what the first one was, in what (may be NULL).
+ * A block is counted again each time it is looked at, so call this once, at the end.
+ */
+uint64_t host_env_overruns(struct host_env *env, char *what, size_t len);
+
 /* Live allocations and bytes (for leak checks and memory reports). */
 uint64_t host_env_live_allocs(const struct host_env *env);
 uint64_t host_env_live_bytes(const struct host_env *env);

@@ -392,7 +392,9 @@ static void return_iovas(struct trial *t, struct trial_result *res)
 		     t->req->iova->name, left);
 }
 
-static void teardown(struct trial *t, struct trial_result *res)
+/* Everything the trial set up, given back; oracle: the report cmdq_check_oracle() filled, or
+ * NULL. */
+static void teardown(struct trial *t, struct trial_result *res, struct oracle_report *oracle)
 {
 	if (t->istate_ok && !t->abandoned)
 		return_iovas(t, res);
@@ -410,6 +412,14 @@ static void teardown(struct trial *t, struct trial_result *res)
 	smmu_free(t->dev);
 	if (!t->abandoned)
 		slowpath_free(t->sp);
+	char what[200];
+
+	if (host_env_overruns(t->env, what, sizeof(what))) {
+		if (res->status == TRIAL_OK)
+			fail(res, "%s: the plugin corrupts its heap", what);
+		if (oracle)
+			cmdq_check_heap_overrun(oracle, what);
+	}
 	host_env_free(t->env); /* and with it whatever an abandoned plugin still held */
 }
 
@@ -424,6 +434,7 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 		.workload = workload,
 		.ncpus = (uint32_t)req->cfg->scenario.cpus,
 	};
+	struct oracle_report *judged = NULL; /* oracle, once cmdq_check_oracle() filled it */
 	int rc;
 
 	if (workload->needs & WORKLOAD_NEEDS_CMDQ)
@@ -477,12 +488,14 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 	noise_judge(res, &before, &after, &t.eres, t.ncpus,
 		    engine->binding == ENGINE_BINDING_NATIVE,
 		    req->ops_per_cpu ? 0 : job.duration_ns);
-	if (req->oracle && oracle && t.cwl)
+	if (req->oracle && oracle && t.cwl) {
+		judged = oracle;
 		cmdq_check_oracle(oracle, t.dev, t.cwl, t.eres.hung, t.eres.spoiled,
 				  job.watch_lab_h, t.eres.outside_lab_h ? t.eres.outside_why : NULL,
 				  t.eres.stopped_outside, res);
+	}
 out:
-	teardown(&t, res);
+	teardown(&t, res, judged);
 	return rc;
 }
 

@@ -419,6 +419,12 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 	}
 }
 
+void cmdq_check_heap_overrun(struct oracle_report *o, const char *what)
+{
+	set_check(o, CHECK_NO_CRASH, false, what);
+	o->checks[CHECK_NO_CRASH].unchecked = false;
+}
+
 void cmdq_check_lost(struct oracle_report *o, enum cmdq_lost how, bool sim, const char *detail)
 {
 	int failing = how == CMDQ_LOST_CRASH  ? CHECK_NO_CRASH

@@ -181,6 +181,13 @@ void cmdq_check_oracle(struct oracle_report *o, const struct smmu_dev *dev,
 		       const struct cmdq_wl *wl, bool hung, bool spoiled, bool lab_h_watched,
 		       const char *outside_lab_h, bool stopped_outside, struct trial_result *res);
 
+/*
+ * A trial whose plugin wrote past the end of a lab_alloc() block (host_env_overruns(), found at
+ * lab_free() or at the trial's end): no_crash fails with what, the crash its heap was headed
+ * for. After cmdq_check_oracle().
+ */
+void cmdq_check_heap_overrun(struct oracle_report *o, const char *what);
+
 /* How a trial's process was lost. */
 enum cmdq_lost {
 	CMDQ_LOST_CRASH, /* ended by a signal: no_crash fails */

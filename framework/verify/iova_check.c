@@ -202,13 +202,16 @@ static void rig_close(struct rig *r, bool inited)
 {
 	struct slowpath_stats st;
 	uint64_t allocs, held;
+	char what[200];
 
 	if (inited) {
 		r->ops->fini(rig_cpu(r, 0), r->state);
 		slowpath_get_stats(r->sp, &st);
 		allocs = host_env_live_allocs(r->env);
 		held = slowpath_allocs_held(r->sp);
-		if (rig_ok(r) && slowpath_check(r->sp, NULL, NULL))
+		if (rig_ok(r) && host_env_overruns(r->env, what, sizeof(what)))
+			rig_fail(r, "%s (its heap would be corrupted)", what);
+		else if (rig_ok(r) && slowpath_check(r->sp, NULL, NULL))
 			rig_fail(r, "after fini: the slow path's tree is inconsistent");
 		else if (st.live)
 			rig_fail(r,

@@ -94,6 +94,12 @@ Test(verify_mutants, heap_overflow_fails_no_crash, .timeout = 600)
 	verify_fails("mut_heap_overflow", "no_crash");
 }
 
+/* Past the end of a block by one MCS node: nothing crashes, the block's canary says so. */
+Test(verify_mutants, one_node_short_fails_no_crash_by_the_canary, .timeout = 600)
+{
+	verify_fails_where("verify_mutants", "mut_nodes_short", "no_crash", "written past its end");
+}
+
 /*
  * The MSI wait wants sync_count to equal its number rather than reach it: a waiter that looks
  * only after the next CMD_SYNC has completed too waits forever. The sim's deterministic

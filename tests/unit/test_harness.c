@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/host.h"
 #include "engine/sim/sim.h"
 #include "loader/loader.h"
 #include "run/trial_run.h"
@@ -176,4 +177,32 @@ Test(harness, starved_cpu_opens_no_window, .timeout = 60)
 	cr_assert_lt(r.duration_s, 0.004, "duration %g s", r.duration_s);
 	/* ...which 0.7 ms ops stretch past the 1 ms duration: the run says it was too short. */
 	cr_assert(trial_overran(&r), "window_overrun %g", r.window_overrun);
+}
+
+/*
+ * Natively a lab_alloc() block is followed by a canary (engine/host.c): a plugin writing past
+ * its end is found when the block is freed, or at the trial's end while it is still live, and
+ * a block used within its size is not.
+ */
+Test(harness, a_write_past_a_lab_alloc_block_is_found)
+{
+	struct host_env *env = host_env_new(1, 0, false);
+	const struct lab_host *h = host_env_host(env);
+	char what[200];
+
+	cr_assert_not_null(env);
+	unsigned char *a = h->alloc(h, 100), *b = h->alloc(h, 64), *c = h->alloc(h, 40);
+	cr_assert(a && b && c);
+	memset(a, 1, 100); /* all of it, no more */
+	h->free(h, a);
+	cr_expect_eq(host_env_overruns(env, what, sizeof(what)), 0, "%s", what);
+	b[64] = 1; /* one byte past a block that fills its line: the extra line's canary */
+	h->free(h, b);
+	cr_assert_eq(host_env_overruns(env, what, sizeof(what)), 1);
+	cr_expect(strstr(what, "a lab_alloc(64) block was written past its end: bytes +0..+0"),
+		  "%s", what);
+	c[47] = 1; /* still live at the end */
+	cr_expect_eq(host_env_overruns(env, NULL, 0), 2);
+	h->free(h, c);
+	host_env_free(env);
 }
