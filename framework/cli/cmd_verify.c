@@ -265,7 +265,8 @@ static const char *grid_key(const char *set)
 	return NULL;
 }
 
-/* The base scenario verify's grid starts from: this plugin alone, watchdog_ms = 2000. */
+/* The base scenario verify's grid starts from: this plugin alone; the watchdog is the scenario
+ * default (watchdog_ms = 3000, which a counterexample names). */
 static int write_base(const char *path, int fd, const struct lab_plugin *d)
 {
 	const char *kind = d->kind == LAB_KIND_IOVA ? "iova" : "cmdq";
