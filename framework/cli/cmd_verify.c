@@ -101,6 +101,22 @@ static void describe_end(const char *what, int status, const char *tail, char *w
 }
 
 /*
+ * fork() for a trial's or a check's child: stdio flushed first (nothing printed twice), and in
+ * the child ^C's default back and stderr into errf, whose last line says how a crash ended.
+ */
+static pid_t fork_child(FILE *errf)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+
+	if (!pid) {
+		signal(SIGINT, SIG_DFL);
+		dup2(fileno(errf), STDERR_FILENO);
+	}
+	return pid;
+}
+
+/*
  * Run req in a child process, so that a plugin that crashes, aborts or hangs beyond every
  * watchdog loses that trial's verdicts only: o is the oracle's report, or cmdq_check_lost's
  * saying how the child ended. 0, or -errno (err says why) when the trial could not be set up.
@@ -124,8 +140,7 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 		snprintf(err, err_len, "cannot start a trial's process: %s", strerror(-rc));
 		goto out;
 	}
-	fflush(NULL);
-	pid = fork();
+	pid = fork_child(errf);
 	if (pid < 0) {
 		rc = -errno;
 		snprintf(err, err_len, "cannot fork a trial's process: %s", strerror(-rc));
@@ -135,8 +150,6 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 		struct trial_request r = *req;
 		struct trial_result res = { 0 };
 
-		signal(SIGINT, SIG_DFL);
-		dup2(fileno(errf), STDERR_FILENO);
 		r.progress = &out->progress;
 		out->rc = trial_run(&r, &res, &out->o);
 		out->status = res.status;
@@ -565,17 +578,13 @@ static void run_iova_isolated(const struct iova_check *chk, const struct lab_plu
 	int status = 0;
 	pid_t pid = -1;
 
-	if (out != MAP_FAILED && errf) {
-		fflush(NULL);
-		pid = fork();
-	}
+	if (out != MAP_FAILED && errf)
+		pid = fork_child(errf);
 	if (pid < 0) {
 		iova_check_run(chk, d, pcfg, res);
 		goto out;
 	}
 	if (!pid) {
-		signal(SIGINT, SIG_DFL);
-		dup2(fileno(errf), STDERR_FILENO);
 		iova_check_run(chk, d, pcfg, &out->res);
 		__atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
 		_exit(0);

@@ -36,7 +36,7 @@ struct host_env {
 	uint32_t aborted;     /* atomic */
 	struct arena *arena;  /* lab_alloc's memory under the sim (host_env_use_arena) */
 	void (*zeroing)(const void *p, size_t len); /* ...told before it zeroes a payload */
-	uint64_t overruns;	/* atomic: native blocks found written past their end */
+	uint64_t overruns;	/* atomic: native blocks freed after being written past */
 	uint32_t overrun_noted; /* atomic: the first one is described in overrun_what */
 	char overrun_what[160];
 	/* Natively, every live allocation, so that host_env_free() can give back what a trial
@@ -179,8 +179,8 @@ static unsigned char *payload_of(struct alloc_hdr *hdr)
 	return (unsigned char *)hdr + LAB_CACHE_LINE;
 }
 
-/* Note hdr's canary if it was overwritten: the first such block is described. */
-static void check_canary(struct host_env *env, struct alloc_hdr *hdr)
+/* Whether hdr's canary was overwritten; the first such block is described. */
+static bool canary_broken(struct host_env *env, struct alloc_hdr *hdr)
 {
 	const unsigned char *p = payload_of(hdr);
 	size_t end = (size_t)(hdr->lines - 1) * LAB_CACHE_LINE, first = end, last = 0;
@@ -191,14 +191,14 @@ static void check_canary(struct host_env *env, struct alloc_hdr *hdr)
 			last = i;
 		}
 	if (first == end)
-		return;
-	__atomic_add_fetch(&env->overruns, 1, __ATOMIC_RELAXED);
+		return false;
 	if (__atomic_exchange_n(&env->overrun_noted, 1, __ATOMIC_ACQ_REL))
-		return;
+		return true;
 	snprintf(env->overrun_what, sizeof(env->overrun_what),
 		 "a lab_alloc(%zu) block was written past its end: bytes +%zu..+%zu of the %zu "
 		 "after it changed",
 		 hdr->size, first - hdr->size, last - hdr->size, end - hdr->size);
+	return true;
 }
 
 static void *host_alloc(const struct lab_host *h, size_t size)
@@ -245,7 +245,8 @@ static void host_free(const struct lab_host *h, void *ptr)
 	if (hdr->arena) {
 		arena_put(env->arena, hdr);
 	} else {
-		check_canary(env, hdr);
+		if (canary_broken(env, hdr))
+			__atomic_add_fetch(&env->overruns, 1, __ATOMIC_RELAXED);
 		live_remove(env, hdr);
 		free(hdr);
 	}
@@ -253,11 +254,12 @@ static void host_free(const struct lab_host *h, void *ptr)
 
 uint64_t host_env_overruns(struct host_env *env, char *what, size_t len)
 {
+	uint64_t n = __atomic_load_n(&env->overruns, __ATOMIC_ACQUIRE);
+
 	live_lock(env);
 	for (struct alloc_hdr *h = env->live; h; h = h->next)
-		check_canary(env, h);
+		n += canary_broken(env, h);
 	live_unlock(env);
-	uint64_t n = __atomic_load_n(&env->overruns, __ATOMIC_ACQUIRE);
 
 	if (what && len)
 		snprintf(what, len, "%s", n ? env->overrun_what : "");

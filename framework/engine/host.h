@@ -56,7 +56,6 @@ void host_env_set_alloc_fault(struct host_env *env, uint64_t every_n);
 /*
  * Natively, how many lab_alloc() blocks a plugin wrote past the end of (their canary changed:
  * host.c), those freed and those still live; what the first one was, in what (may be NULL).
- * A block is counted again each time it is looked at, so call this once, at the end.
  */
 uint64_t host_env_overruns(struct host_env *env, char *what, size_t len);
 

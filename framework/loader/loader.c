@@ -230,14 +230,11 @@ static int load_here(const char *path, struct loaded_plugin *out, char *err, siz
 	dlerror();
 	/* A file name without a slash is a file here, not a library for dlopen() to search for
 	 * (`iommulab verify cmdq-mine.so` in the plugin's directory). */
-	if (!strchr(path, '/')) {
-		char here[4096];
+	char here[4096];
+	const char *file = strchr(path, '/') ? path : here;
 
-		snprintf(here, sizeof(here), "./%s", path);
-		h = dlopen(here, RTLD_NOW | RTLD_LOCAL);
-	} else {
-		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-	}
+	snprintf(here, sizeof(here), "./%s", path);
+	h = dlopen(file, RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		snprintf(err, err_len, "%s: cannot load: %s", path, dlerror());
 		return -ENOEXEC;

@@ -441,37 +441,55 @@ static void *random_worker(void *arg)
 	return NULL;
 }
 
-static bool check_random(struct rig *r, uint32_t ncpus, uint64_t small_limit)
+/*
+ * fn(arg[i]) for each of ncpus CPUs, each arg size bytes after the one before: on a thread of
+ * its own each, or with one CPU here.
+ */
+static void run_cpus(struct rig *r, uint32_t ncpus, void *(*fn)(void *), void *args, size_t size)
 {
-	struct worker w[MAX_CPUS];
 	pthread_t t[MAX_CPUS];
 	uint32_t started = 0;
 
-	if (!shadow_init(r, LIM64 + 1))
-		return false;
-	for (uint32_t i = 0; i < ncpus; i++) {
-		w[i] = (struct worker){ r, rig_cpu(r, i), 17u + i, 20000, small_limit };
-		if (ncpus == 1) {
-			random_worker(&w[i]);
-		} else if (pthread_create(&t[i], NULL, random_worker, &w[i])) {
-			rig_fail(r, "cannot start a thread for CPU %u", i);
+	if (ncpus == 1) {
+		fn(args);
+		return;
+	}
+	for (; started < ncpus; started++)
+		if (pthread_create(&t[started], NULL, fn, (char *)args + started * size)) {
+			rig_fail(r, "cannot start a thread for CPU %u", started);
 			break;
 		}
-		started++;
-	}
-	for (uint32_t i = 0; ncpus > 1 && i < started; i++)
+	for (uint32_t i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
-	if (!rig_ok(r) || !expect_tree_is_cache(r, "after freeing everything"))
+}
+
+/* The test freed all it allocated (when): the tree holds just what is cached, and a flush of
+ * every CPU and the depot leaves it empty. */
+static bool expect_everything_returns(struct rig *r, const char *when)
+{
+	if (!rig_ok(r) || !expect_tree_is_cache(r, when))
 		return false;
 	if (slowpath_check(r->sp, NULL, NULL))
 		return rig_fail(r, "the slow path's tree is inconsistent");
 	rig_flush_everything(r, rig_cpu(r, 0));
 	if (slowpath_live(r->sp))
 		return rig_fail(r,
-				"flush of every CPU and the depot: expected an empty "
-				"tree, found %llu range(s)",
-				(unsigned long long)slowpath_live(r->sp));
+				"%s, flush of every CPU and the depot: expected an empty tree, "
+				"found %llu range(s)",
+				when, (unsigned long long)slowpath_live(r->sp));
 	return rig_ok(r);
+}
+
+static bool check_random(struct rig *r, uint32_t ncpus, uint64_t small_limit)
+{
+	struct worker w[MAX_CPUS];
+
+	if (!shadow_init(r, LIM64 + 1))
+		return false;
+	for (uint32_t i = 0; i < ncpus; i++)
+		w[i] = (struct worker){ r, rig_cpu(r, i), 17u + i, 20000, small_limit };
+	run_cpus(r, ncpus, random_worker, w, sizeof(w[0]));
+	return expect_everything_returns(r, "after freeing everything");
 }
 
 static void run_random(const struct lab_plugin *p, const void *config,
@@ -566,13 +584,12 @@ static void *depot_worker(void *arg)
 				break;
 			}
 		}
-		while (n > 0 && rig_ok(r)) {
+		while (n > 0) { /* all of them, also after a failure */
 			checked_free(r, w->c, pfns[--n], 1);
-			depot_side_work(w);
+			if (rig_ok(r))
+				depot_side_work(w);
 		}
 	}
-	while (n > 0) /* what a failed round left */
-		checked_free(r, w->c, pfns[--n], 1);
 	free(pfns);
 	return NULL;
 }
@@ -583,31 +600,12 @@ static void run_depot_2cpu(const struct lab_plugin *p, const void *config,
 	struct rig r;
 	bool inited = rig_open(&r, p, config, res, 2, 1);
 	struct depot_worker w[2];
-	pthread_t t[2];
-	uint32_t started = 0;
 
 	if (inited && shadow_init(&r, LIM64 + 1)) {
-		for (uint32_t i = 0; i < 2; i++) {
+		for (uint32_t i = 0; i < 2; i++)
 			w[i] = (struct depot_worker){ &r, rig_cpu(&r, i), 0 };
-			if (pthread_create(&t[i], NULL, depot_worker, &w[i])) {
-				rig_fail(&r, "cannot start a thread for CPU %u", i);
-				break;
-			}
-			started++;
-		}
-		for (uint32_t i = 0; i < started; i++)
-			pthread_join(t[i], NULL);
-		if (rig_ok(&r) && expect_tree_is_cache(&r, "after the rounds")) {
-			if (slowpath_check(r.sp, NULL, NULL))
-				rig_fail(&r, "the slow path's tree is inconsistent");
-			rig_flush_everything(&r, rig_cpu(&r, 0));
-			if (rig_ok(&r) && slowpath_live(r.sp))
-				rig_fail(&r,
-					 "flush of every CPU and the depot after the rounds: "
-					 "expected "
-					 "an empty tree, found %llu range(s)",
-					 (unsigned long long)slowpath_live(r.sp));
-		}
+		run_cpus(&r, 2, depot_worker, w, sizeof(w[0]));
+		expect_everything_returns(&r, "after the rounds");
 	}
 	rig_close(&r, inited);
 }

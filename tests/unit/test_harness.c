@@ -203,6 +203,8 @@ Test(harness, a_write_past_a_lab_alloc_block_is_found)
 		  "%s", what);
 	c[47] = 1; /* still live at the end */
 	cr_expect_eq(host_env_overruns(env, NULL, 0), 2);
+	cr_expect_eq(host_env_overruns(env, NULL, 0), 2, "a block looked at twice counts once");
 	h->free(h, c);
+	cr_expect_eq(host_env_overruns(env, NULL, 0), 2, "nor once live and once freed");
 	host_env_free(env);
 }
