@@ -16,12 +16,17 @@
 /* A fetched CMD_SYNC: where it sits and when it completes. */
 struct smmu_pending {
 	uint32_t pos;
+	uint64_t nth; /* the device's fetch count when it was fetched */
 	uint64_t done;
 };
 
-/* A fetched tagged command (the last of its issue) no CMD_SYNC has completed yet. */
+/*
+ * A fetched tagged command (the last of its issue) no CMD_SYNC has completed yet. A CMD_SYNC
+ * covers those fetched before it (nth), however far back: commands issued without a sync
+ * wait for the next one, which may come many queue lengths later.
+ */
 struct smmu_tagged {
-	uint32_t pos;
+	uint64_t nth;
 	uint32_t cpu;
 	uint64_t seq;
 };
@@ -51,8 +56,8 @@ struct smmu_q {
 	struct smmu_pending *syncq; /* fetched CMD_SYNCs not yet completed, oldest first */
 	uint32_t syncq_head, syncq_n;
 	struct smmu_tagged *tagq; /* fetched tagged commands awaiting a CMD_SYNC, in order */
-	uint32_t tagq_head, tagq_n;
-	struct lab_cmd *shadow; /* each published entry as it was at its PROD write */
+	uint32_t tagq_head, tagq_n, tagq_cap; /* a ring of tagq_cap (a power of two), grown */
+	struct lab_cmd *shadow;		      /* each published entry as it was at its PROD write */
 	struct lab_cmd *trace;
 	uint64_t trace_n;
 	bool trace_truncated;
@@ -310,6 +315,35 @@ static void find_slot_min(struct smmu_dev *dev)
 }
 
 /*
+ * Remember the fetched last command of cpu's op seq until a CMD_SYNC after it completes. The
+ * ring doubles when full (unsynced commands pile up until the next sync); out of memory, the
+ * device stops with a violation rather than forget a tag. Under lock.
+ */
+static void tag_fetched(struct smmu_q *q, uint32_t cpu, uint64_t seq)
+{
+	if (q->tagq_n == q->tagq_cap) {
+		uint32_t cap = q->tagq_cap * 2;
+		struct smmu_tagged *t = cap ? malloc(sizeof(*t) * cap) : NULL;
+
+		if (!t) {
+			violation(q,
+				  "out of memory for the oracle's %u tagged commands awaiting a "
+				  "CMD_SYNC",
+				  q->tagq_n);
+			return;
+		}
+		for (uint32_t k = 0; k < q->tagq_n; k++)
+			t[k] = q->tagq[(q->tagq_head + k) & (q->tagq_cap - 1)];
+		free(q->tagq);
+		q->tagq = t;
+		q->tagq_head = 0;
+		q->tagq_cap = cap;
+	}
+	q->tagq[(q->tagq_head + q->tagq_n++) & (q->tagq_cap - 1)] =
+		(struct smmu_tagged){ .nth = q->dev->n_fetched, .cpu = cpu, .seq = seq };
+}
+
+/*
  * The entry at q's fetch leaves the fetch stage at t: checked, recorded, and either dispatched
  * to the invalidation unit (its slot is poisoned: the device has read it, and CONS may pass it
  * from now on) or, a CMD_SYNC, queued to complete once everything before it in its queue has.
@@ -347,6 +381,7 @@ static void fetch_one(struct smmu_q *q, uint64_t t)
 
 		dev->n_syncs_fetched++;
 		ps->pos = q->fetch;
+		ps->nth = dev->n_fetched;
 		ps->done = done;
 		q->all_done = done;
 		q->retire_at[idx] = done;
@@ -369,13 +404,8 @@ static void fetch_one(struct smmu_q *q, uint64_t t)
 		 * guarantee a strategy's sync gives, not the fetch (which CONS shows). */
 		uint32_t cpu, i, n;
 		uint64_t seq;
-		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1) {
-			struct smmu_tagged *tg =
-				&q->tagq[(q->tagq_head + q->tagq_n++) & (dev->nents - 1)];
-			tg->pos = q->fetch;
-			tg->cpu = cpu;
-			tg->seq = seq;
-		}
+		if (smmu_untag_cmd(pub, &cpu, &seq, &i, &n) && cpu < dev->cfg.ncpus && i == n - 1)
+			tag_fetched(q, cpu, seq);
 	}
 	if (q->trace) {
 		if (q->trace_n < dev->cfg.trace_cap)
@@ -409,14 +439,13 @@ static void complete_sync(struct smmu_q *q)
 	 * the MSI, which lets the waiter return. */
 	while (q->tagq_n) {
 		struct smmu_tagged *tg = &q->tagq[q->tagq_head];
-		uint32_t d = q_dist(dev, tg->pos, ps_pos);
-		if (!d || d > dev->nents)
+		if (tg->nth > ps->nth)
 			break; /* fetched after it */
 		/* A CPU's seqs only grow, but with several queues it may have issued on another
 		 * one since: never move its done mark back. */
 		if (tg->seq > __atomic_load_n(&dev->done_seq[tg->cpu], __ATOMIC_RELAXED))
 			__atomic_store_n(&dev->done_seq[tg->cpu], tg->seq, __ATOMIC_RELEASE);
-		q->tagq_head = (q->tagq_head + 1) & (dev->nents - 1);
+		q->tagq_head = (q->tagq_head + 1) & (q->tagq_cap - 1);
 		q->tagq_n--;
 	}
 	lab_store64(&slot->dw[1], 0, LAB_RELAXED);
@@ -683,7 +712,8 @@ static int q_init(struct smmu_dev *dev, struct smmu_q *q, uint32_t idx)
 	q->shadow = calloc(dev->nents, sizeof(struct lab_cmd));
 	q->retire_at = calloc(dev->nents, sizeof(uint64_t));
 	q->syncq = calloc(dev->nents, sizeof(*q->syncq));
-	q->tagq = calloc(dev->nents, sizeof(*q->tagq));
+	q->tagq_cap = dev->nents;
+	q->tagq = calloc(q->tagq_cap, sizeof(*q->tagq));
 	if (!q->iface.ring || !q->shadow || !q->retire_at || !q->syncq || !q->tagq)
 		return -ENOMEM;
 	/* An all-zero ring reads as "consumed" everywhere: nothing has been written yet. */

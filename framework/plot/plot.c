@@ -385,6 +385,7 @@ struct device_keys {
 	char workload[32];
 	double fetch_ns, tlbi_va_ns, inv_slots, sync_ns, cmds_per_sync;
 	unsigned have; /* one bit per number read */
+	bool mixed;    /* [workload.cmdq] mixed: ops of differing shapes */
 };
 
 static int device_key(void *arg, const char *section, const char *key, const char *value)
@@ -403,6 +404,8 @@ static int device_key(void *arg, const char *section, const char *key, const cha
 
 	if (!strcmp(section, "scenario") && !strcmp(key, "workload"))
 		snprintf(k->workload, sizeof(k->workload), "%s", value);
+	if (!strcmp(section, "workload.cmdq") && !strcmp(key, "mixed"))
+		k->mixed = !strcmp(value, "true");
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
 		if (!strcmp(section, want[i].section) && !strcmp(key, want[i].key) &&
 		    agg_value(value, (double *)((char *)k + want[i].off)))
@@ -433,7 +436,8 @@ static void format_rate(double v, char *buf, size_t len)
  *   ops/s <= 1e9 / max(sync_ns, (n + 1) * fetch_ns, the bound above).
  * Other workloads (iova: no device; dma: the op is mostly CPU work around a strict unmap's
  * invalidation) have no single ceiling, nor does a run that sweeps a device key or
- * cmds_per_sync (each line would have its own): *why says so, and nothing is drawn.
+ * cmds_per_sync (each line would have its own) or issues mixed shapes (an op is not n
+ * commands and a CMD_SYNC there): *why says so, and nothing is drawn.
  */
 static size_t device_ceilings(struct plot_ctx *c, struct ref_line refs[2], char *why,
 			      size_t why_len)
@@ -451,10 +455,15 @@ static size_t device_ceilings(struct plot_ctx *c, struct ref_line refs[2], char 
 	free(ini);
 	if (rc || strcmp(k.workload, "cmdq") || k.have != 0x1f)
 		return 0;
+	if (k.mixed) {
+		snprintf(why, why_len, "; no device ceiling: workload.cmdq.mixed is on");
+		return 0;
+	}
 	for (long a = c->c_plugin + 1; a < c->c_status; a++) {
 		const char *h = c->t.header[a];
 
-		if (!strncmp(h, "smmu.", 5) || !strcmp(h, "workload.cmdq.cmds_per_sync")) {
+		if (!strncmp(h, "smmu.", 5) || !strcmp(h, "workload.cmdq.cmds_per_sync") ||
+		    !strcmp(h, "workload.cmdq.mixed")) {
 			snprintf(why, why_len, "; no device ceiling: %s is swept", h);
 			return 0;
 		}

@@ -79,6 +79,7 @@ struct scenario_smmu {
 /* [workload.cmdq] */
 struct scenario_wl_cmdq {
 	uint64_t cmds_per_sync; /* TLBI commands before each CMD_SYNC */
+	bool mixed;		/* each op a seeded 0..cmds_per_sync commands, some unsynced */
 	uint64_t think_ns;	/* local work between ops */
 	double think_jitter;	/* each think time uniform in think_ns x [1 - j, 1 + j] */
 };

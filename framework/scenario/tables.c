@@ -124,6 +124,11 @@ static const struct lab_param smmu_params[] = {
 static const struct lab_param wl_cmdq_params[] = {
 	P(scenario_wl_cmdq, cmds_per_sync, LAB_PARAM_UINT, "1", 0, 256, NULL,
 	  "TLBI commands before each CMD_SYNC (0: CMD_SYNC alone)"),
+	P(scenario_wl_cmdq, mixed, LAB_PARAM_BOOL, "false", 0, 0, NULL,
+	  "each op issues a seeded 0 to cmds_per_sync commands (uniformly), one in four of "
+	  "those with commands without a CMD_SYNC (the kernel's batch_add of a full batch), one "
+	  "without commands a CMD_SYNC alone (issue_sync): the shapes a driver issues, which "
+	  "verify runs too; false: cmds_per_sync and a CMD_SYNC every op"),
 	P(scenario_wl_cmdq, think_ns, LAB_PARAM_UINT, "1000", 0, NS_MAX, NULL,
 	  "local work between ops (a 4 KiB memcpy in the ways test)"),
 	P(scenario_wl_cmdq, think_jitter, LAB_PARAM_DOUBLE, "0.1", 0, 1, NULL,

@@ -26,6 +26,8 @@
 
 struct cmdq_wl_cpu {
 	uint64_t seq;	    /* last op issued */
+	uint64_t last_cmds; /* the last op that issued commands (0: none yet) */
+	uint64_t synced;    /* the last op with commands that a sync issue returned after */
 	uint64_t rng;	    /* xorshift64* state for the think time's jitter */
 	uint64_t t_next;    /* the chain: when the next op starts (0: read the clock then) */
 	uint64_t tagged;    /* the op whose commands cmds holds */
@@ -39,6 +41,8 @@ struct cmdq_wl {
 	struct smmu_dev *dev;
 	uint32_t ncpus;
 	uint32_t n;
+	bool mixed;
+	uint64_t shape_seed; /* mixed: each op's shape is a function of this, its CPU and seq */
 	uint64_t think_ns;
 	double jitter;
 	bool oracle;
@@ -52,7 +56,7 @@ struct cmdq_wl {
 };
 
 struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct smmu_dev *dev,
-			    uint32_t ncpus, uint32_t cmds_per_sync, uint64_t think_ns,
+			    uint32_t ncpus, uint32_t cmds_per_sync, bool mixed, uint64_t think_ns,
 			    double think_jitter, uint64_t seed, bool oracle, uint32_t sample_every)
 {
 	struct cmdq_wl *wl = calloc(1, sizeof(*wl));
@@ -79,6 +83,8 @@ struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct 
 	wl->dev = dev;
 	wl->ncpus = ncpus;
 	wl->n = cmds_per_sync;
+	wl->mixed = mixed;
+	wl->shape_seed = seed;
 	wl->think_ns = think_ns;
 	wl->jitter = think_jitter;
 	wl->oracle = oracle;
@@ -102,6 +108,33 @@ void cmdq_wl_free(struct cmdq_wl *wl)
 	free(wl);
 }
 
+/*
+ * The shape of op seq of cpu: how many commands it issues and whether with a CMD_SYNC. Fixed:
+ * cmds_per_sync and a sync, every op. Mixed: 0 to cmds_per_sync commands, uniformly, and one
+ * op in four that has commands issues them without a sync (the kernel's
+ * arm_smmu_cmdq_batch_add() for a full batch); an op without commands is a CMD_SYNC alone
+ * (arm_smmu_cmdq_issue_sync()). A function of (seed, cpu, seq) alone (splitmix64), so the
+ * trace check knows what any op issued without a record of it.
+ */
+static uint64_t op_hash(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
+{
+	uint64_t z = wl->shape_seed + ((uint64_t)cpu << 40) + seq * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t op_cmds(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
+{
+	return wl->mixed ? (uint32_t)(op_hash(wl, cpu, seq) % (wl->n + 1)) : wl->n;
+}
+
+static bool op_syncs(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
+{
+	return !wl->mixed || !op_cmds(wl, cpu, seq) || (op_hash(wl, cpu, seq) >> 32) % 4;
+}
+
 /* This op's think time: think_ns, or uniform in think_ns x [1 - jitter, 1 + jitter]. */
 static uint64_t think_time(struct cmdq_wl *wl, struct cmdq_wl_cpu *me)
 {
@@ -110,9 +143,11 @@ static uint64_t think_time(struct cmdq_wl *wl, struct cmdq_wl_cpu *me)
 
 static void tag(const struct cmdq_wl *wl, struct lab_cpu *c, struct cmdq_wl_cpu *me, uint64_t seq)
 {
-	sim_note_host_write(me->cmds, wl->n * sizeof(*me->cmds));
-	for (uint32_t i = 0; i < wl->n; i++)
-		me->cmds[i] = smmu_tag_cmd(c->id, seq, i, wl->n);
+	uint32_t n = op_cmds(wl, c->id, seq);
+
+	sim_note_host_write(me->cmds, n * sizeof(*me->cmds));
+	for (uint32_t i = 0; i < n; i++)
+		me->cmds[i] = smmu_tag_cmd(c->id, seq, i, n);
 	me->tagged = seq;
 }
 
@@ -147,12 +182,30 @@ static uint64_t think_from(struct lab_cpu *c, uint64_t t, uint64_t ns)
 	return t;
 }
 
+/* The first sync that returned early, in words. */
+static void sync_violation(struct cmdq_wl *wl, uint32_t cpu, uint64_t seq, uint32_t n,
+			   uint64_t last_cmds, uint64_t done)
+{
+	char what[96] = "";
+
+	if (last_cmds != seq)
+		snprintf(what, sizeof(what),
+			 " (%s, after op %" PRIu64 "'s commands issued without one)",
+			 n ? "commands" : "a CMD_SYNC alone", last_cmds);
+	snprintf(wl->sync_detail, sizeof(wl->sync_detail),
+		 "cpu %u: issue(sync) of op %" PRIu64
+		 "%s returned while the device had consumed its "
+		 "commands only up to op %" PRIu64 " (PROD 0x%x, CONS 0x%x)",
+		 cpu, seq, what, done, smmu_prod(wl->dev), smmu_cons(wl->dev));
+}
+
 int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 {
 	struct cmdq_wl *wl = arg;
 	struct cmdq_wl_cpu *me = &wl->cpus[c->id];
 	uint64_t seq = ++me->seq, t0 = 0, t1 = 0;
-	bool timed = false;
+	uint32_t n = op_cmds(wl, c->id, seq);
+	bool sync = op_syncs(wl, c->id, seq), timed = false;
 
 	if (measuring && --me->countdown == 0) {
 		me->countdown = wl->sample_every;
@@ -163,11 +216,13 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 
 	if (me->tagged != seq)
 		tag(wl, c, me, seq);
+	if (n)
+		me->last_cmds = seq;
 	if (stamped) {
 		t0 = me->t_next ? me->t_next : lab_now(c);
 		host_cpu_enter_plugin(c, t0);
 	}
-	int rc = wl->ops->issue(c, wl->state, me->cmds, wl->n, true);
+	int rc = wl->ops->issue(c, wl->state, me->cmds, n, sync);
 	if (stamped) {
 		t1 = lab_now(c);
 		host_cpu_leave_plugin(c, t1);
@@ -186,15 +241,16 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 				 smmu_prod(wl->dev), smmu_cons(wl->dev));
 		return rc;
 	}
-	if (wl->oracle && wl->n) {
-		sim_take_turn(); /* a null issue() took none: the device as of now */
-		uint64_t done = smmu_done_seq(wl->dev, c->id);
-		if (done < seq && !__atomic_exchange_n(&wl->sync_bad, 1, __ATOMIC_ACQ_REL))
-			snprintf(wl->sync_detail, sizeof(wl->sync_detail),
-				 "cpu %u: issue(sync) of op %" PRIu64 " returned while the device "
-				 "had consumed its commands only up to op %" PRIu64
-				 " (PROD 0x%x, CONS 0x%x)",
-				 c->id, seq, done, smmu_prod(wl->dev), smmu_cons(wl->dev));
+	/* An unsynced op waits for nothing: a later sync of this CPU's covers its commands. */
+	if (sync && me->last_cmds) {
+		if (wl->oracle) {
+			sim_take_turn(); /* a null issue() took none: the device as of now */
+			uint64_t done = smmu_done_seq(wl->dev, c->id);
+			if (done < me->last_cmds &&
+			    !__atomic_exchange_n(&wl->sync_bad, 1, __ATOMIC_ACQ_REL))
+				sync_violation(wl, c->id, seq, n, me->last_cmds, done);
+		}
+		me->synced = me->last_cmds;
 	}
 	uint64_t think = think_time(wl, me);
 	tag(wl, c, me, seq + 1); /* during the think when there is one */
@@ -232,6 +288,14 @@ struct expect {
 	uint32_t i;   /* next command of it */
 };
 
+/* The first op of cpu from seq on that issued commands (past its last op: none). */
+static uint64_t next_with_cmds(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
+{
+	while (seq <= wl->cpus[cpu].seq && !op_cmds(wl, cpu, seq))
+		seq++;
+	return seq;
+}
+
 bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *once_detail,
 			 bool *in_order, char *order_detail, size_t detail_len)
 {
@@ -250,7 +314,7 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 		return !truncated;
 	}
 	for (uint32_t cpu = 0; cpu < wl->ncpus; cpu++)
-		exp[cpu].seq = 1;
+		exp[cpu].seq = next_with_cmds(wl, cpu, 1);
 	/* Each queue's trace in its own fetch order; a CPU's ops stay on one queue, so each
 	 * CPU's expectations carry across queues unchanged. */
 	for (uint32_t qi = 0; qi < smmu_nqueues(wl->dev); qi++) {
@@ -265,7 +329,8 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 				continue;
 			}
 			uint32_t slot = (uint32_t)(p % nents);
-			if (cpu >= wl->ncpus || seq > wl->cpus[cpu].seq || cnt != wl->n) {
+			if (cpu >= wl->ncpus || !seq || seq > wl->cpus[cpu].seq ||
+			    cnt != op_cmds(wl, cpu, seq)) {
 				if (*exactly_once)
 					snprintf(once_detail, detail_len,
 						 "slot %u (trace position %" PRIu64
@@ -305,7 +370,7 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 				*in_order = false;
 			}
 			if (seq > e->seq || (seq == e->seq && i >= e->i)) {
-				e->seq = i + 1 == cnt ? seq + 1 : seq;
+				e->seq = i + 1 == cnt ? next_with_cmds(wl, cpu, seq + 1) : seq;
 				e->i = i + 1 == cnt ? 0 : i + 1;
 			}
 			prev_cpu = cpu;
@@ -314,11 +379,13 @@ bool cmdq_wl_check_trace(const struct cmdq_wl *wl, bool *exactly_once, char *onc
 		}
 	}
 	for (uint32_t cpu = 0; cpu < wl->ncpus && !truncated && wl->n; cpu++) {
-		if (exp[cpu].seq <= wl->cpus[cpu].seq && *exactly_once) {
+		/* A CPU's commands after its last sync may still be on their way. */
+		if (exp[cpu].seq <= wl->cpus[cpu].synced && *exactly_once) {
 			snprintf(once_detail, detail_len,
 				 "cpu %u op %" PRIu64 " cmd %u was issued but never consumed "
-				 "(cpu %u issued %" PRIu64 " ops)",
-				 cpu, exp[cpu].seq, exp[cpu].i, cpu, wl->cpus[cpu].seq);
+				 "(cpu %u issued %" PRIu64 " ops, synced up to op %" PRIu64 ")",
+				 cpu, exp[cpu].seq, exp[cpu].i, cpu, wl->cpus[cpu].seq,
+				 wl->cpus[cpu].synced);
 			*exactly_once = false;
 		}
 	}

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmdq_wl -- the "ways" workload: each CPU loops { build cmds_per_sync TLBI_NH_VA commands,
- * issue them with a CMD_SYNC, spend think_ns of local work }. One metric, "op": the latency
- * of issue(). Every command carries the harness's tag (CPU, op sequence, position) so the
- * oracle can check, after the trial, what the device consumed.
+ * issue them with a CMD_SYNC, spend think_ns of local work }. Mixed ([workload.cmdq] mixed,
+ * what verify runs too): each op issues a seeded 0 to cmds_per_sync commands, one in four of
+ * those with commands without a CMD_SYNC, and one without commands is a CMD_SYNC alone. One
+ * metric, "op": the latency of issue(). Every command carries the harness's tag (CPU, op
+ * sequence, position) so the oracle can check, after the trial, what the device consumed: a
+ * sync issue returns only once every command its CPU issued before it has completed.
  */
 #ifndef IOMMULAB_CMDQ_WL_H
 #define IOMMULAB_CMDQ_WL_H
@@ -19,7 +22,7 @@
 struct cmdq_wl;
 
 struct cmdq_wl *cmdq_wl_new(const struct lab_cmdq_ops *ops, void *state, struct smmu_dev *dev,
-			    uint32_t ncpus, uint32_t cmds_per_sync, uint64_t think_ns,
+			    uint32_t ncpus, uint32_t cmds_per_sync, bool mixed, uint64_t think_ns,
 			    double think_jitter, uint64_t seed, bool oracle, uint32_t sample_every);
 void cmdq_wl_free(struct cmdq_wl *wl);
 

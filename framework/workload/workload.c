@@ -16,7 +16,7 @@ static void *cmdq_make(const struct workload_env *e)
 	const struct scenario_wl_cmdq *w = &e->cfg->wl_cmdq;
 
 	return cmdq_wl_new(e->cmdq, e->cmdq_state, e->dev, e->ncpus, (uint32_t)w->cmds_per_sync,
-			   w->think_ns, w->think_jitter, e->cfg->scenario.seed, e->oracle,
+			   w->mixed, w->think_ns, w->think_jitter, e->cfg->scenario.seed, e->oracle,
 			   (uint32_t)e->cfg->scenario.sample_every);
 }
 

@@ -17,6 +17,7 @@
 #include "engine/sim/sim.h"
 #include "loader/loader.h"
 #include "run/trial_run.h"
+#include "verify/cmdq_check.h"
 #include "workload/micro_wl.h"
 
 static void micro_cfg(struct scenario_cfg *cfg, int engine, uint64_t cpus)
@@ -141,6 +142,55 @@ Test(harness, cmdq_sampling_changes_no_virtual_time, .timeout = 60)
 		if (strcmp(a.counters[k].name, "harness_ns"))
 			cr_assert_eq(a.counters[k].total, b.counters[k].total, "%s",
 				     a.counters[k].name);
+}
+
+/* A counter's total per op, by name. */
+static double per_op(const struct trial_result *r, const char *name)
+{
+	for (uint32_t k = 0; k < r->n_counters; k++)
+		if (!strcmp(r->counters[k].name, name))
+			return (double)r->counters[k].total / (double)r->ops;
+	cr_assert_fail("no counter %s", name);
+	return 0;
+}
+
+/*
+ * [workload.cmdq] mixed: each op a seeded 0 to cmds_per_sync commands, one in four of those
+ * with commands unsynced, one without a CMD_SYNC alone. With 5: a sixth are bare syncs and 5/6
+ * x 3/4 synced commands, so 0.79 CMD_SYNCs and 2.5 + 0.79 queue entries an op. The oracle
+ * holds every sync to all of its CPU's commands before it, unsynced ones included, and the
+ * fixed shape (mixed off) still issues one sync and 5 commands every op.
+ */
+Test(harness, mixed_shapes_issue_bare_and_unsynced_commands, .timeout = 60)
+{
+	const struct lab_plugin *p = load_kind("cmdq", "cmpxchg");
+	char cfgbuf[256] = { 0 };
+	struct scenario_cfg cfg;
+	struct trial_result r;
+	struct oracle_report o;
+
+	cmdq_sim_cfg(&cfg, 4);
+	cfg.wl_cmdq.cmds_per_sync = 5;
+	cfg.wl_cmdq.mixed = true;
+	cfg.smmu.queue_shift = 3;
+	struct trial_request req = {
+		.cfg = &cfg, .cmdq = p, .cmdq_config = cfgbuf, .ops_per_cpu = 2000, .oracle = true
+	};
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(trial_run(&req, &r, &o), 0, "%s", r.error);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	for (uint32_t i = 0; i < o.n_checks; i++)
+		cr_expect(o.checks[i].pass, "%s: %s", o.checks[i].name, o.checks[i].detail);
+	double syncs = per_op(&r, "syncs_issued"), entries = per_op(&r, "chain_cmds");
+	cr_expect(syncs > 0.74 && syncs < 0.84, "%g CMD_SYNCs an op", syncs);
+	cr_expect(entries > 3.0 && entries < 3.6, "%g queue entries an op", entries);
+
+	cfg.wl_cmdq.mixed = false;
+	memset(&r, 0, sizeof(r));
+	cr_assert_eq(trial_run(&req, &r, &o), 0, "%s", r.error);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	cr_expect_eq(per_op(&r, "syncs_issued"), 1.0);
+	cr_expect_eq(per_op(&r, "chain_cmds"), 6.0);
 }
 
 /*
