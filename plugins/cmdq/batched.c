@@ -23,6 +23,12 @@
  * before marking its slots valid: until it leaves, the shadow cons stays at or before its
  * first slot, so neither owner_prod nor last_sync can be a lap away (the comparisons are
  * exact) and the CMD_SYNC's slot cannot be reused before the caller has seen it complete.
+ * That needs the shadow cons never ahead of owner_prod, so every owner holds the lock shared
+ * from before its PROD write until owner_prod is stored, an owner without a sync request too:
+ * otherwise a CPU refreshing the shadow from CONS in that window (the device may consume
+ * the chain at once) lets the next reservations run a whole lap past owner_prod, and a
+ * gatherer whose slots lie exactly a lap ahead of it reads owner_prod as past them (found
+ * by verify's mixed shapes: unsynced issues on an 8-entry queue, perturbed schedules).
  *
  * Room for the chain's CMD_SYNC: every reservation waits for n + 1 free slots but claims n,
  * so after any reservation one slot is free; the stop CAS, which follows the chain's last
@@ -153,6 +159,32 @@ static uint32_t bt_find_sync(struct lab_cpu *c, struct bt_state *st, uint32_t sp
 	return lab_load32(&st->last_sync, LAB_RELAXED);
 }
 
+/*
+ * A CMD_SYNC alone (the kernel's arm_smmu_cmdq_issue_sync()). A sync request is anchored by
+ * its caller's own slots: with none, the queue could lap the caller's reservation before it
+ * takes the shared lock, and bt_passed() would then compare across laps. So it reserves one
+ * slot and writes a CMD_SYNC of its own there, as mainline does, in whatever chain it lands
+ * in (as that chain's owner it still ends the chain with the chain's CMD_SYNC for the others).
+ */
+static int bt_issue_sync(struct lab_cpu *c, struct bt_state *st)
+{
+	struct llq *q = &st->q;
+	uint32_t old_prod, sprod;
+
+	lab_phase(c, LLQ_PH_RESERVE);
+	old_prod = llq_reserve(c, q, 2, 1, 0);
+	sprod = llq_pos(q, old_prod);
+	lab_phase(c, LLQ_PH_WRITE);
+	llq_write_sync(q, sprod);
+	llq_shared_lock(c, q);
+	lab_count(c, LLQ_CNT_SYNCS_ISSUED, 1);
+	lab_phase(c, LLQ_PH_PUBLISH);
+	llq_mark_valid(c, q, sprod, llq_inc(q, sprod, 1));
+	if (!(old_prod & LLQ_OWNED))
+		bt_own_chain(c, st, sprod);
+	return llq_wait_sync(c, q, sprod);
+}
+
 static int bt_issue(struct lab_cpu *c, void *state, const struct lab_cmd *cmds, uint32_t n,
 		    bool sync)
 {
@@ -161,8 +193,8 @@ static int bt_issue(struct lab_cpu *c, void *state, const struct lab_cmd *cmds, 
 	uint32_t old_prod, sprod, sync_prod = 0;
 	bool owner;
 
-	if (!n && !sync)
-		return 0;
+	if (!n)
+		return sync ? bt_issue_sync(c, st) : 0;
 	if (n + 1 > q->nents)
 		return -EINVAL;
 	lab_phase(c, LLQ_PH_RESERVE);
@@ -176,6 +208,13 @@ static int bt_issue(struct lab_cpu *c, void *state, const struct lab_cmd *cmds, 
 		llq_shared_lock(c, q);
 	lab_phase(c, LLQ_PH_PUBLISH);
 	llq_mark_valid(c, q, sprod, llq_inc(q, sprod, n));
+	if (owner && !sync) {
+		/* Unsynced: the lock only for the publish (see the header). */
+		llq_shared_lock(c, q);
+		bt_own_chain(c, st, sprod);
+		llq_shared_unlock(q);
+		return 0;
+	}
 	if (owner)
 		sync_prod = bt_own_chain(c, st, sprod);
 	if (!sync)
