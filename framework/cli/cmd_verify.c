@@ -261,6 +261,8 @@ static const char *grid_key(const char *set)
 		{ "smmu.msi", "verify runs MSI on and off" },
 		{ "smmu.queues", "verify runs a queue per CPU natively and 4, 4 and 8 on the sim" },
 		{ "workload.cmdq.cmds_per_sync", "verify runs 1 and 5 commands per sync" },
+		{ "workload.cmdq.mixed",
+		  "verify runs the fixed shapes and, on the small queues, the mixed ones" },
 		{ "workload.cmdq.think_ns", "verify runs think_ns 0 and 200" },
 	};
 	const char *eq = strchr(set, '=');

@@ -43,11 +43,22 @@ static_assert(LAB_ARRAY_SIZE(sim_queues) == LAB_ARRAY_SIZE(sim_cpus),
 /* Sequential consistency, then Arm's store buffers: a missing barrier fails only there. */
 static const int sim_memory[] = { MACHINE_MEMORY_SC, MACHINE_MEMORY_ARM };
 
+/*
+ * The mixed shapes ([workload.cmdq] mixed, up to this many commands an op): bare CMD_SYNCs,
+ * commands without one, and sizes that differ from op to op and CPU to CPU, which the fixed
+ * points never issue. On the tiny queues, without think time; on the sim under sequential
+ * consistency.
+ */
+#define GRID_MIXED_CMDS 5
+static const uint32_t mixed_shifts[] = { 3, 4 };
+
 #define GRID_MAX                                                                                   \
 	(LAB_ARRAY_SIZE(grid_cpus) * LAB_ARRAY_SIZE(grid_shifts) * LAB_ARRAY_SIZE(grid_msi) *      \
 		 LAB_ARRAY_SIZE(grid_cmds) * LAB_ARRAY_SIZE(grid_thinks) +                         \
 	 LAB_ARRAY_SIZE(sim_cpus) * LAB_ARRAY_SIZE(sim_shifts) * LAB_ARRAY_SIZE(grid_msi) *        \
-		 LAB_ARRAY_SIZE(sim_cmds) * LAB_ARRAY_SIZE(sim_memory))
+		 LAB_ARRAY_SIZE(sim_cmds) * LAB_ARRAY_SIZE(sim_memory) +                           \
+	 (LAB_ARRAY_SIZE(grid_cpus) + LAB_ARRAY_SIZE(sim_cpus)) * LAB_ARRAY_SIZE(mixed_shifts) *   \
+		 LAB_ARRAY_SIZE(grid_msi))
 
 static struct cmdq_check_point grid[GRID_MAX];
 static size_t grid_n;
@@ -62,6 +73,24 @@ static pthread_once_t grid_once = PTHREAD_ONCE_INIT;
 static bool grid_wanted(uint32_t shift, uint64_t think_ns)
 {
 	return !think_ns || shift <= 4;
+}
+
+/* The mixed points of one engine, CPU count and queue count. */
+static void grid_add_mixed(int engine, uint32_t cpus, uint32_t queues, uint64_t ops_per_cpu)
+{
+	for (size_t s = 0; s < LAB_ARRAY_SIZE(mixed_shifts); s++)
+		for (size_t m = 0; m < LAB_ARRAY_SIZE(grid_msi); m++)
+			grid[grid_n++] = (struct cmdq_check_point){
+				.engine = engine,
+				.ops_per_cpu = ops_per_cpu,
+				.cpus = cpus,
+				.queue_shift = mixed_shifts[s],
+				.msi = grid_msi[m],
+				.cmds_per_sync = GRID_MIXED_CMDS,
+				.mixed = true,
+				.memory = MACHINE_MEMORY_SC,
+				.queues = queues,
+			};
 }
 
 static void grid_build(void)
@@ -100,6 +129,11 @@ static void grid_build(void)
 							.memory = sim_memory[w],
 							.queues = sim_queues[c],
 						};
+	for (size_t c = 0; c < LAB_ARRAY_SIZE(grid_cpus); c++)
+		grid_add_mixed(ENGINE_NATIVE, grid_cpus[c], grid_cpus[c], CMDQ_CHECK_OPS_PER_CPU);
+	for (size_t c = 0; c < LAB_ARRAY_SIZE(sim_cpus); c++)
+		grid_add_mixed(ENGINE_SIM, sim_cpus[c], sim_queues[c],
+			       CMDQ_CHECK_SIM_OPS / sim_cpus[c]);
 }
 
 const struct cmdq_check_point *cmdq_check_grid(size_t *n)
@@ -140,6 +174,7 @@ void cmdq_check_apply(const struct cmdq_check_point *p, struct scenario_cfg *cfg
 	cfg->smmu.queue_shift = p->queue_shift;
 	cfg->smmu.msi = p->msi;
 	cfg->wl_cmdq.cmds_per_sync = p->cmds_per_sync;
+	cfg->wl_cmdq.mixed = p->mixed;
 	cfg->wl_cmdq.think_ns = p->think_ns;
 	cfg->machine.memory = p->memory;
 	cfg->smmu.queues = p->queues ? p->queues : 1;
@@ -162,13 +197,14 @@ void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len)
 {
 	int n = snprintf(
 		buf, len,
-		"engine=%s cpus=%u queues=%u queue_shift=%u msi=%s cmds_per_sync=%u think_ns=%u",
+		"engine=%s cpus=%u queues=%u queue_shift=%u msi=%s cmds_per_sync=%u%s think_ns=%u",
 		cfg->scenario.engine == ENGINE_SIM
 			? (cfg->machine.memory == MACHINE_MEMORY_ARM ? "sim memory=arm" : "sim")
 			: "native",
 		(unsigned)cfg->scenario.cpus, (unsigned)(cfg->smmu.queues ? cfg->smmu.queues : 1),
 		(unsigned)cfg->smmu.queue_shift, cfg->smmu.msi ? "on" : "off",
-		(unsigned)cfg->wl_cmdq.cmds_per_sync, (unsigned)cfg->wl_cmdq.think_ns);
+		(unsigned)cfg->wl_cmdq.cmds_per_sync, cfg->wl_cmdq.mixed ? " mixed=on" : "",
+		(unsigned)cfg->wl_cmdq.think_ns);
 
 	if (cfg->scenario.engine == ENGINE_SIM && cfg->machine.perturb_ns > 0 && n > 0 &&
 	    (size_t)n < len)

@@ -8,13 +8,16 @@
  * The grid is a list of hostile configurations: 1 and 2 CPUs; 8-, 16- and 256-entry queues
  * (wrap and queue-full on nearly every op, and a queue that rarely fills); MSI on and off;
  * 1 and 5 commands per CMD_SYNC (5 + 1 fills most of a tiny queue); no think time, and on the
- * tiny queues also a little. Each point runs CMDQ_CHECK_OPS_PER_CPU ops per CPU of the "ways"
- * workload on the inline device, with the oracle on. Then the sim part, the plugin's .sim.so
- * on 4, 16 and 64 virtual CPUs (hand-offs among 3+ CPUs, which 2 native cores cannot show),
- * 8- and 16-entry queues, MSI on and off, 1 and 5 commands per sync, CMDQ_CHECK_SIM_OPS ops
- * per trial, at 4 and 16 CPUs also under seeded schedule perturbations (cmdq_check_seeds,
- * cmdq_check_perturb). The plugin's parameters: the whole grid as given, then each parameter varied
- * in turn (cmdq_check_variants) at the hostile points (cmdq_check_runs).
+ * tiny queues also a little; and on the tiny queues the mixed shapes ([workload.cmdq] mixed:
+ * 0 to 5 commands per op, a CMD_SYNC alone, commands without a CMD_SYNC, each CPU its own
+ * sequence), which a strategy's bare-sync, unsynced and differing-size paths need. Each point runs
+ * CMDQ_CHECK_OPS_PER_CPU ops per CPU of the "ways" workload on the inline device, with the oracle
+ * on. Then the sim part, the plugin's .sim.so on 4, 16 and 64 virtual CPUs (hand-offs among 3+
+ * CPUs, which 2 native cores cannot show), 8- and 16-entry queues, MSI on and off, 1 and 5 commands
+ * per sync and the mixed shapes (under sequential consistency), CMDQ_CHECK_SIM_OPS ops per trial,
+ * at 4 and 16 CPUs also under seeded schedule perturbations (cmdq_check_seeds, cmdq_check_perturb).
+ * The plugin's parameters: the whole grid as given, then each parameter varied in turn
+ * (cmdq_check_variants) at the hostile points (cmdq_check_runs).
  *
  * The oracle (trial_run with req->oracle): every command carries a tag (issuing CPU, op
  * sequence, position), the device keeps the consumption trace, and after the trial these
@@ -23,8 +26,9 @@
  *   exactly_once  every issued command was consumed exactly once
  *   in_order      each op's commands consumed contiguously, in order; each CPU's ops in order
  *   sync_complete every sync issue returned 0, and only after the device completed a CMD_SYNC
- *                 behind all of its commands (the device's record, smmu_done_seq: not CONS
- *                 passing the last command, which a TLBI does at its fetch)
+ *                 behind all of its CPU's commands so far, an earlier unsynced issue's too
+ *                 (the device's record, smmu_done_seq: not CONS passing the last command,
+ *                 which a TLBI does at its fetch)
  *   no_deadlock   every CPU finished within watchdog_ms of its last progress
  *   no_crash      the trial ended without a signal (a crash or an abort: verify runs each trial
  *                 in a child process and fills a lost one's report with cmdq_check_lost)
@@ -100,6 +104,7 @@ struct cmdq_check_point {
 	uint32_t queue_shift;
 	bool msi;
 	uint32_t cmds_per_sync;
+	bool mixed; /* [workload.cmdq] mixed: 0 to cmds_per_sync per op, some unsynced */
 	uint64_t think_ns;
 	int memory;	 /* sim: enum machine_memory */
 	uint32_t queues; /* [smmu] queues: one per CPU natively, fewer than CPUs from 16 on */
@@ -158,7 +163,8 @@ void cmdq_check_perturb(struct scenario_cfg *cfg, uint64_t seed, double perturb_
 
 /*
  * "engine=native cpus=2 queues=2 queue_shift=3 msi=on cmds_per_sync=5 think_ns=0": the grid keys of
- * cfg (a perturbed sim point adds "perturb_ns=2000 seed=N").
+ * cfg (a mixed point says "cmds_per_sync=5 mixed=on", a perturbed sim point adds
+ * "perturb_ns=2000 seed=N").
  */
 void cmdq_check_describe(const struct scenario_cfg *cfg, char *buf, size_t len);
 

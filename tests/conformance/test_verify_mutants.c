@@ -181,6 +181,31 @@ Test(verify_mutants, relaxed_owner_hand_off_fails_protocol_only_under_arm, .time
 	verify_fails_where("verify_mutants", "mut_owner_relaxed", "protocol", "memory=arm");
 }
 
+/*
+ * Three bugs on paths the fixed points never take, so only the mixed ones (mixed=on: 0 to 5
+ * commands an op, some without a CMD_SYNC) fail, and every counterexample names one. spinlock
+ * returns from a CMD_SYNC alone without issuing it: the sync after an unsynced issue returns
+ * with that issue's commands not yet complete.
+ */
+Test(verify_mutants, bare_sync_returning_at_once_fails_sync_complete_when_mixed, .timeout = 600)
+{
+	verify_fails_where("verify_mutants", "mut_sync_only_returns", "sync_complete", "mixed=on");
+}
+
+/* fetchadd claims a CMD_SYNC slot for an unsynced issue too and leaves it unwritten: the owner
+ * publishes a slot nobody wrote, which the device refuses. */
+Test(verify_mutants, unsynced_issue_claiming_a_sync_slot_fails_protocol_when_mixed, .timeout = 600)
+{
+	verify_fails_where("verify_mutants", "mut_nosync_need", "protocol", "mixed=on");
+}
+
+/* mcs's head hands its followers slots spaced by its own need: with needs that differ,
+ * followers' slots overlap or leave holes nobody writes. */
+Test(verify_mutants, head_granting_by_its_own_need_fails_when_mixed, .timeout = 900)
+{
+	verify_fails_where("verify_mutants", "mut_grant_own_need", "no_deadlock", "mixed=on");
+}
+
 /* ---- iova mutants (tests/fixtures/iova_mutants): caught by `iommulab verify`, by name ------ */
 
 /* What `iommulab verify` printed for iova mutant NAME: its check rows, and one check's verdict. */
