@@ -317,6 +317,29 @@ Test(verify_mutants, iova_flush_unlocked_fails_small_domain_2cpu, .timeout = 300
 	cr_expect(caught, "5 verify runs of mut_flush_unlocked passed small_domain_2cpu");
 }
 
+/*
+ * A depot scaled with the CPUs is depot_min deep at the 2 CPUs the other checks run on, so
+ * bounded_depot_memory runs it again as initialised for 2 x depot_min CPUs: slot arrays sized
+ * for depot_min overflow there (the canary, or the heap, says so), and a depot that does not
+ * scale holds too little.
+ */
+Test(verify_mutants, iova_scaled_depot_with_short_slots_fails_bounded_depot_memory, .timeout = 120)
+{
+	struct iova_table t;
+
+	iova_verify_table("mut_scaled_slots_short", "bounded_depot_memory", NULL, &t);
+	cr_expect_str_eq(t.verdict, "FAIL");
+	cr_expect_eq(t.fails, 1, "%zu checks failed, want bounded_depot_memory alone", t.fails);
+	cr_expect_eq(t.status, 1);
+}
+
+Test(verify_mutants, iova_scaled_depot_that_does_not_scale_fails_bounded_depot_memory,
+     .timeout = 120)
+{
+	cr_expect(iova_verify_fails("mut_scaled_not_scaled", "bounded_depot_memory",
+				    "expected the depot to hold 64 magazines"));
+}
+
 /* ---- lab.h bypassed (tests/fixtures/verify_mutants' mut_raw_*): lab_h_only, by name ------- */
 
 /*
