@@ -198,8 +198,11 @@ struct lab_cmdq_ops {
 	 * Required. arm_smmu_cmdq_issue_cmdlist(): insert cmds[0..n) contiguously and in order,
 	 * and if sync a CMD_SYNC after them; return when they are in the queue (published to
 	 * the device) and, if sync, when the device has consumed everything up to and including
-	 * a CMD_SYNC positioned after all of them. n may be 0 (sync only). 0 or -errno
-	 * (-ETIMEDOUT: the CMD_SYNC did not complete in time).
+	 * a CMD_SYNC positioned after all of them and after every command this CPU issued
+	 * before: an issue without sync (the kernel's batch_add of a full batch) is completed by
+	 * its CPU's next sync. n may be 0 (a CMD_SYNC alone, arm_smmu_cmdq_issue_sync()). verify
+	 * issues all of these, with n differing from call to call. 0 or -errno (-ETIMEDOUT: the
+	 * CMD_SYNC did not complete in time).
 	 */
 	int (*issue)(struct lab_cpu *c, void *state, const struct lab_cmd *cmds, uint32_t n,
 		     bool sync);
