@@ -337,7 +337,16 @@ Test(verify_mutants, iova_scaled_depot_that_does_not_scale_fails_bounded_depot_m
      .timeout = 120)
 {
 	cr_expect(iova_verify_fails("mut_scaled_not_scaled", "bounded_depot_memory",
-				    "expected the depot to hold 64 magazines"));
+				    "on 64 CPUs: expected the depot to hold 64 magazines"));
+}
+
+/* A depot smaller than it says: the peak above the pairs passed it; filling to its size does
+ * not. */
+Test(verify_mutants, iova_scaled_depot_shrunk_to_the_cpus_fails_bounded_depot_memory,
+     .timeout = 120)
+{
+	cr_expect(iova_verify_fails("mut_scaled_inverted", "bounded_depot_memory",
+				    "on 2 CPUs: expected the depot to hold 32 magazines"));
 }
 
 /* ---- lab.h bypassed (tests/fixtures/verify_mutants' mut_raw_*): lab_h_only, by name ------- */
