@@ -986,7 +986,8 @@ static void run_tick(const struct lab_plugin *p, const void *config, struct iova
 /* ---- memory bound of bounded depots -------------------------------------------------------- */
 
 /* The deepest depot the check fills: 2 + this + 4 magazines of frees per bin and CPU. */
-#define BOUNDED_DEPOT_MAX 256
+#define BOUNDED_DEPOT_MAX     256
+#define BOUNDED_DEPOT_MAX_STR "256" /* for messages */
 
 static bool check_bounded(struct rig *r)
 {
@@ -1008,7 +1009,8 @@ static bool check_bounded(struct rig *r)
 	bool sized = prm != NULL, unsized = false;
 
 	if (depot_max > BOUNDED_DEPOT_MAX)
-		return rig_skip(r, "a depot deeper than 256 magazines is not filled here");
+		return rig_skip(r, "a depot deeper than " BOUNDED_DEPOT_MAX_STR
+				   " magazines is not filled here");
 	/* More frees per bin than a pair plus the depot can hold (32 deep for no stated one). */
 	n = (int)(2 + (sized ? depot_max : 32) + 4) * MAG_SIZE;
 	bound = (2 * (uint64_t)r->ncpus + depot_max) * NBINS * MAG_BYTES;
@@ -1107,7 +1109,8 @@ static uint32_t scaled_cpus(struct rig *r)
 	const struct lab_param *prm = rig_param(r, "depot_min");
 	uint64_t min = prm ? rig_param_u64(r, prm) : 0;
 
-	return min && 2 * min <= BOUNDED_DEPOT_MAX ? (uint32_t)(2 * min) : 0;
+	/* depot_min 1: twice it is the 2 CPUs the first pass ran on. */
+	return min > 1 && 2 * min <= BOUNDED_DEPOT_MAX ? (uint32_t)(2 * min) : 0;
 }
 
 static void run_bounded(const struct lab_plugin *p, const void *config,

@@ -125,14 +125,24 @@ static uint64_t op_hash(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
 	return z ^ (z >> 31);
 }
 
-static uint32_t op_cmds(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
+struct op_shape {
+	uint32_t n; /* commands */
+	bool sync;
+};
+
+static struct op_shape op_shape(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
 {
-	return wl->mixed ? (uint32_t)(op_hash(wl, cpu, seq) % (wl->n + 1)) : wl->n;
+	if (!wl->mixed)
+		return (struct op_shape){ .n = wl->n, .sync = true };
+	uint64_t h = op_hash(wl, cpu, seq);
+	uint32_t n = (uint32_t)(h % (wl->n + 1));
+
+	return (struct op_shape){ .n = n, .sync = !n || (h >> 32) % 4 };
 }
 
-static bool op_syncs(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
+static uint32_t op_cmds(const struct cmdq_wl *wl, uint32_t cpu, uint64_t seq)
 {
-	return !wl->mixed || !op_cmds(wl, cpu, seq) || (op_hash(wl, cpu, seq) >> 32) % 4;
+	return op_shape(wl, cpu, seq).n;
 }
 
 /* This op's think time: think_ns, or uniform in think_ns x [1 - jitter, 1 + jitter]. */
@@ -204,8 +214,8 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 	struct cmdq_wl *wl = arg;
 	struct cmdq_wl_cpu *me = &wl->cpus[c->id];
 	uint64_t seq = ++me->seq, t0 = 0, t1 = 0;
-	uint32_t n = op_cmds(wl, c->id, seq);
-	bool sync = op_syncs(wl, c->id, seq), timed = false;
+	struct op_shape shape = op_shape(wl, c->id, seq);
+	bool timed = false;
 
 	if (measuring && --me->countdown == 0) {
 		me->countdown = wl->sample_every;
@@ -216,13 +226,13 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 
 	if (me->tagged != seq)
 		tag(wl, c, me, seq);
-	if (n)
+	if (shape.n)
 		me->last_cmds = seq;
 	if (stamped) {
 		t0 = me->t_next ? me->t_next : lab_now(c);
 		host_cpu_enter_plugin(c, t0);
 	}
-	int rc = wl->ops->issue(c, wl->state, me->cmds, n, sync);
+	int rc = wl->ops->issue(c, wl->state, me->cmds, shape.n, shape.sync);
 	if (stamped) {
 		t1 = lab_now(c);
 		host_cpu_leave_plugin(c, t1);
@@ -242,13 +252,13 @@ int cmdq_wl_op(void *arg, struct lab_cpu *c, struct hist *hists, bool measuring)
 		return rc;
 	}
 	/* An unsynced op waits for nothing: a later sync of this CPU's covers its commands. */
-	if (sync && me->last_cmds) {
+	if (shape.sync && me->last_cmds) {
 		if (wl->oracle) {
 			sim_take_turn(); /* a null issue() took none: the device as of now */
 			uint64_t done = smmu_done_seq(wl->dev, c->id);
 			if (done < me->last_cmds &&
 			    !__atomic_exchange_n(&wl->sync_bad, 1, __ATOMIC_ACQ_REL))
-				sync_violation(wl, c->id, seq, n, me->last_cmds, done);
+				sync_violation(wl, c->id, seq, shape.n, me->last_cmds, done);
 		}
 		me->synced = me->last_cmds;
 	}
