@@ -9,8 +9,11 @@
 
 #include <iommulab/lab.h>
 
-/* Fill clk, calibrating against CLOCK_MONOTONIC for about 20 ms. force_monotonic skips the
- * cycle counter. 0 or -errno. */
+/*
+ * Fill clk, its base now. The counter's rate is calibrated against CLOCK_MONOTONIC for about
+ * 20 ms on the process's first call (a forked child inherits it: set the clock up before
+ * forking trials). force_monotonic skips the cycle counter. 0 or -errno.
+ */
 int clock_setup(struct lab_clock *clk, int force_monotonic);
 
 /* "tsc", "cntvct" or "monotonic". */

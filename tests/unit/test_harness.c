@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "engine/clock.h"
 #include "engine/host.h"
 #include "engine/sim/sim.h"
 #include "loader/loader.h"
@@ -257,4 +260,37 @@ Test(harness, a_write_past_a_lab_alloc_block_is_found)
 	h->free(h, c);
 	cr_expect_eq(host_env_overruns(env, NULL, 0), 2, "nor once live and once freed");
 	host_env_free(env);
+}
+
+/*
+ * The counter's rate is the machine's: measured once per process (a 20 ms spin each time a
+ * trial's clock was set up before), and a child forked after the first setup inherits it.
+ * Two measurements of a real counter never give the same double, so equality says "once".
+ */
+Test(harness, the_counter_rate_is_measured_once_per_process)
+{
+	struct lab_clock a, b;
+
+	cr_assert_eq(clock_setup(&a, 0), 0);
+	if (a.source == LAB_CLOCK_MONOTONIC)
+		cr_skip_test("no cycle counter here: nothing is calibrated");
+	cr_assert_eq(clock_setup(&b, 0), 0);
+	cr_expect_eq(b.source, a.source);
+	cr_expect(b.ns_per_tick == a.ns_per_tick, "measured again: %.12g then %.12g", a.ns_per_tick,
+		  b.ns_per_tick);
+	cr_expect_geq(b.base, a.base, "each setup takes the counter's value then as its base");
+	pid_t pid = fork();
+	cr_assert_geq(pid, 0);
+	if (!pid) {
+		struct lab_clock c;
+		_exit(clock_setup(&c, 0) || c.ns_per_tick != a.ns_per_tick);
+	}
+	int status;
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_expect(WIFEXITED(status) && !WEXITSTATUS(status),
+		  "a forked child measured the rate again");
+	struct lab_clock m;
+	cr_assert_eq(clock_setup(&m, 1), 0);
+	cr_expect_eq(m.source, LAB_CLOCK_MONOTONIC, "force_monotonic still skips the counter");
+	cr_expect(m.ns_per_tick == 1.0);
 }
