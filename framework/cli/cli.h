@@ -80,7 +80,7 @@ enum {
 enum { MERGE_OPT_PARTIAL, MERGE_N_OPTS };
 enum { PLOT_OPT_PLOTS, PLOT_N_OPTS };
 enum { LIST_OPT_PARAMS, LIST_N_OPTS };
-enum { VERIFY_OPT_SET, VERIFY_OPT_SEED, VERIFY_OPT_ENGINE, VERIFY_N_OPTS };
+enum { VERIFY_OPT_SET, VERIFY_OPT_SEED, VERIFY_OPT_ENGINE, VERIFY_OPT_JOBS, VERIFY_N_OPTS };
 enum { PROBE_OPT_OUT, PROBE_OPT_CPUS, PROBE_OPT_ROUNDS, PROBE_OPT_MATRIX, PROBE_N_OPTS };
 enum { CALIBRATE_OPT_TOLERANCE, CALIBRATE_N_OPTS };
 enum { COMPARE_OPT_METRIC, COMPARE_OPT_ALPHA, COMPARE_N_OPTS };
@@ -151,6 +151,9 @@ void cli_print_overview(FILE *f);
 
 /* Append s to a growing array of strings. 0 or -ENOMEM. */
 int cli_push(const char ***v, size_t *n, const char *s);
+
+/* -j N: 1 to ISOLATE_MAX_JOBS, in decimal, into *jobs. 0 or -EINVAL. */
+int cli_parse_jobs(const char *text, unsigned *jobs);
 
 /* Load plugins from --plugin, --plugin-dir, IOMMULAB_PLUGIN_PATH, then the built-in dir.
  * Refusals are printed as warnings (verbose) and kept in diags. */

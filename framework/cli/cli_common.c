@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "params/params.h"
 #include "plot/plot.h"
+#include "run/isolate.h"
 
 /* Long-only options get getopt values past every char, so they cannot clash with a short one. */
 #define LONG_ONLY_VAL 256
@@ -320,6 +321,18 @@ int cli_push(const char ***v, size_t *n, const char *s)
 		return -ENOMEM;
 	nv[(*n)++] = s;
 	*v = nv;
+	return 0;
+}
+
+int cli_parse_jobs(const char *text, unsigned *jobs)
+{
+	char *end;
+
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 1 || v > ISOLATE_MAX_JOBS)
+		return -EINVAL;
+	*jobs = (unsigned)v;
 	return 0;
 }
 

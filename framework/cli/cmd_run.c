@@ -464,19 +464,6 @@ static bool scenario_has_plugin(const struct scenario *s, const char *name)
 	       has_plugin(s, plus + 1, strlen(plus + 1));
 }
 
-/* -j N: 1 ..ISOLATE_MAX_JOBS, in decimal. */
-static int parse_jobs(const char *text, unsigned *jobs)
-{
-	char *end;
-
-	errno = 0;
-	long v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < 1 || v > ISOLATE_MAX_JOBS)
-		return -EINVAL;
-	*jobs = (unsigned)v;
-	return 0;
-}
-
 /* --shard K/N: 0 <= K < N <= RUNNER_MAX_SHARDS, in decimal. */
 static int parse_shard(const char *text, unsigned *k, unsigned *n)
 {
@@ -611,7 +598,7 @@ int cmd_run(int argc, char **argv, struct cli_common *c)
 			resume = optarg;
 			break;
 		case RUN_OPT_JOBS:
-			if (parse_jobs(optarg, &jobs)) {
+			if (cli_parse_jobs(optarg, &jobs)) {
 				cli_usage_error(c->cmd,
 						"-j wants a number of jobs from 1 to %d, "
 						"not '%s'",

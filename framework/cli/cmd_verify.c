@@ -35,7 +35,9 @@
 
 #include "cli/cli.h"
 #include "engine/clock.h"
+#include "engine/native/native.h"
 #include "params/params.h"
+#include "run/isolate.h"
 #include "run/trial_run.h"
 #include "scenario/scenario.h"
 #include "verify/atomics_check.h"
@@ -147,67 +149,112 @@ static pid_t child_wait(pid_t pid, int hup, int ms, int *status, struct rusage *
 }
 
 /*
- * Run req in a child process, so that a plugin that crashes, aborts or hangs beyond every
- * watchdog loses that trial's verdicts only: o is the oracle's report, or cmdq_check_lost's
- * saying how the child ended. 0, or -errno (err says why) when the trial could not be set up.
+ * One trial in a child process of its own, so that a plugin that crashes, aborts or hangs
+ * beyond every watchdog loses that trial's verdicts only: trial_start forks it, trial_watch
+ * waits for it (killing it when the sim stops making progress or a native trial outlives its
+ * limit), trial_end reads its verdicts and frees it. Several run at once under -j.
  */
-static int run_isolated(const struct trial_request *req, struct oracle_report *o,
-			struct verify_noise *nz, char *err, size_t err_len)
-{
-	struct child_out *out =
-		mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	FILE *errf = tmpfile();
-	uint64_t start = mono_ms(), moved = start, steps = 0;
-	bool sim = req->cfg->scenario.engine == ENGINE_SIM, killed = false, stalled = false;
-	/* Natively, the trial's own watchdog fires first; this is for a CPU it cannot unwind. */
-	uint64_t limit_ms = 2 * req->cfg->scenario.watchdog_ms + 60000;
-	struct rusage ru = { 0 };
-	int status = 0, rc = 0, hup = -1;
+struct trial_proc {
+	struct child_out *out;
+	FILE *errf;
 	pid_t pid;
+	int hup; /* fork_child's pipe */
+	bool sim, killed, stalled, reaped;
+	uint32_t cpus;
+	uint64_t start, moved, steps, limit_ms;
+	int status;
+	struct rusage ru;
+};
 
-	if (out == MAP_FAILED || !errf) {
+/* 0, or -errno (err says why) when the trial's process could not be started. */
+static int trial_start(struct trial_proc *t, const struct trial_request *req, char *err,
+		       size_t err_len)
+{
+	*t = (struct trial_proc){
+		.out = mmap(NULL, sizeof(*t->out), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0),
+		.errf = tmpfile(),
+		.hup = -1,
+		.sim = req->cfg->scenario.engine == ENGINE_SIM,
+		.cpus = req->cfg->scenario.cpus,
+		.start = mono_ms(),
+		/* Natively, the trial's own watchdog fires first; this is for a CPU it cannot
+		 * unwind. */
+		.limit_ms = 2 * req->cfg->scenario.watchdog_ms + 60000,
+	};
+	t->moved = t->start;
+	int rc = 0;
+
+	if (t->out == MAP_FAILED || !t->errf) {
 		rc = -errno;
 		snprintf(err, err_len, "cannot start a trial's process: %s", strerror(-rc));
-		goto out;
+		goto fail;
 	}
-	pid = fork_child(errf, &hup);
-	if (pid < 0) {
+	t->pid = fork_child(t->errf, &t->hup);
+	if (t->pid < 0) {
 		rc = -errno;
 		snprintf(err, err_len, "cannot fork a trial's process: %s", strerror(-rc));
-		goto out;
+		goto fail;
 	}
-	if (!pid) {
+	if (!t->pid) {
 		struct trial_request r = *req;
 		struct trial_result res = { 0 };
 
-		r.progress = &out->progress;
-		out->rc = trial_run(&r, &res, &out->o);
-		out->status = res.status;
-		snprintf(out->error, sizeof(out->error), "%s", res.error);
-		__atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+		r.progress = &t->out->progress;
+		t->out->rc = trial_run(&r, &res, &t->out->o);
+		t->out->status = res.status;
+		snprintf(t->out->error, sizeof(t->out->error), "%s", res.error);
+		__atomic_store_n(&t->out->done, 1, __ATOMIC_RELEASE);
 		_exit(0);
 	}
-	while (child_wait(pid, hup, 100, &status, &ru) == 0) {
-		uint64_t now = mono_ms(),
-			 s = __atomic_load_n(&out->progress.steps, __ATOMIC_RELAXED);
+	return 0;
+fail:
+	if (t->errf)
+		fclose(t->errf);
+	if (t->out != MAP_FAILED)
+		munmap(t->out, sizeof(*t->out));
+	return rc;
+}
 
-		if (s != steps) {
-			steps = s;
-			moved = now;
-		}
-		if (!killed &&
-		    ((sim && now - moved > VERIFY_STALL_MS) || (!sim && now - start > limit_ms))) {
-			stalled = sim;
-			killed = true;
-			kill(pid, SIGKILL);
-		}
+/* Wait up to ms for t to end, killing it when it is stuck: true once it has been reaped. */
+static bool trial_watch(struct trial_proc *t, int ms)
+{
+	if (t->reaped)
+		return true;
+	if (child_wait(t->pid, t->hup, ms, &t->status, &t->ru) == t->pid)
+		return t->reaped = true;
+	uint64_t now = mono_ms(), s = __atomic_load_n(&t->out->progress.steps, __ATOMIC_RELAXED);
+
+	if (s != t->steps) {
+		t->steps = s;
+		t->moved = now;
 	}
-	nz->nivcsw = ru.ru_nivcsw;
-	nz->cpu_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-		    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	nz->cpus = req->cfg->scenario.cpus;
-	nz->wall_s = (double)(mono_ms() - start) / 1000.0;
-	if (!killed && WIFEXITED(status) && !WEXITSTATUS(status) &&
+	if (!t->killed && ((t->sim && now - t->moved > VERIFY_STALL_MS) ||
+			   (!t->sim && now - t->start > t->limit_ms))) {
+		t->stalled = t->sim;
+		t->killed = true;
+		kill(t->pid, SIGKILL);
+	}
+	return false;
+}
+
+/*
+ * After trial_watch saw t reaped: o is the oracle's report, or cmdq_check_lost's saying how the
+ * child ended; t's resources are freed. 0, or -errno (err says why) when the trial could not
+ * be set up.
+ */
+static int trial_end(struct trial_proc *t, struct oracle_report *o, struct verify_noise *nz,
+		     char *err, size_t err_len)
+{
+	struct child_out *out = t->out;
+	int rc = 0;
+
+	nz->nivcsw = t->ru.ru_nivcsw;
+	nz->cpu_s = (double)t->ru.ru_utime.tv_sec + (double)t->ru.ru_utime.tv_usec / 1e6 +
+		    (double)t->ru.ru_stime.tv_sec + (double)t->ru.ru_stime.tv_usec / 1e6;
+	nz->cpus = t->cpus;
+	nz->wall_s = (double)(mono_ms() - t->start) / 1000.0;
+	if (!t->killed && WIFEXITED(t->status) && !WEXITSTATUS(t->status) &&
 	    __atomic_load_n(&out->done, __ATOMIC_ACQUIRE)) {
 		if (out->rc) {
 			rc = out->rc;
@@ -218,36 +265,80 @@ static int run_isolated(const struct trial_request *req, struct oracle_report *o
 	}
 	char why[ORACLE_DETAIL_LEN], tail[200];
 
-	util_last_line(errf, tail, sizeof(tail));
-	if (stalled)
+	util_last_line(t->errf, tail, sizeof(tail));
+	if (t->stalled)
 		snprintf(why, sizeof(why),
 			 "a virtual CPU spins or accesses shared memory outside lab.h: the sim saw "
 			 "no lab.h operation for %.0f s of host time (stuck at %.3f ms of virtual "
 			 "time, after %llu progress reports); killed",
 			 VERIFY_STALL_MS / 1000.0,
 			 (double)__atomic_load_n(&out->progress.virtual_ns, __ATOMIC_RELAXED) / 1e6,
-			 (unsigned long long)steps);
-	else if (killed)
+			 (unsigned long long)t->steps);
+	else if (t->killed)
 		snprintf(why, sizeof(why),
 			 "the trial did not end within %.0f s, its watchdog included (a CPU stuck "
 			 "where the watchdog cannot unwind it); killed",
-			 (double)limit_ms / 1000.0);
+			 (double)t->limit_ms / 1000.0);
 	else
-		describe_end("trial", status, tail, why, sizeof(why));
+		describe_end("trial", t->status, tail, why, sizeof(why));
 	cmdq_check_lost(o,
-			stalled	 ? CMDQ_LOST_STALL
-			: killed ? CMDQ_LOST_HANG
-				 : CMDQ_LOST_CRASH,
-			sim, why);
+			t->stalled  ? CMDQ_LOST_STALL
+			: t->killed ? CMDQ_LOST_HANG
+				    : CMDQ_LOST_CRASH,
+			t->sim, why);
 out:
-	if (hup >= 0)
-		close(hup);
-	if (errf)
-		fclose(errf);
-	if (out != MAP_FAILED)
-		munmap(out, sizeof(*out));
+	close(t->hup);
+	fclose(t->errf);
+	munmap(out, sizeof(*out));
 	return rc;
 }
+
+/* A started trial whose verdicts are no longer wanted (verify is giving up): killed, freed. */
+static void trial_abandon(struct trial_proc *t)
+{
+	struct oracle_report o;
+	struct verify_noise nz;
+	char err[TRIAL_ERR_LEN];
+
+	if (!t->reaped)
+		kill(t->pid, SIGKILL);
+	while (!trial_watch(t, 100))
+		;
+	trial_end(t, &o, &nz, err, sizeof(err));
+}
+
+/* req run to its end in a child process: trial_start, trial_watch and trial_end in one. */
+static int run_isolated(const struct trial_request *req, struct oracle_report *o,
+			struct verify_noise *nz, char *err, size_t err_len)
+{
+	struct trial_proc t;
+	int rc = trial_start(&t, req, err, err_len);
+
+	if (rc)
+		return rc;
+	while (!trial_watch(&t, 100))
+		;
+	return trial_end(&t, o, nz, err, err_len);
+}
+
+/* Room for a trial's "where": its description, the plugin's name and its parameter values. */
+#define VERIFY_WHERE_LEN (160 + CMDQ_CHECK_SET_LEN * 4)
+
+/* What verify has seen so far: every check's verdict, and the trials counted. */
+struct verify_tally {
+	struct verdict *v;
+	size_t nv, n_native, n_sim, n_perturbed;
+	bool perturbed_failed; /* a perturbed sim counterexample: its seed, for the replay line */
+	uint64_t failed_seed;
+};
+
+/* A sim trial started and not yet taken, with what its verdicts are recorded under. */
+struct queued_trial {
+	struct trial_proc t;
+	char where[VERIFY_WHERE_LEN];
+	bool perturbed;
+	uint64_t seed;
+};
 
 /* The one plugin verify checks, as the scenario's plugin lookup. */
 static const struct lab_plugin *lookup_one(void *ctx, const char *name)
@@ -482,6 +573,50 @@ static bool failed_any(const struct oracle_report *o)
 	return false;
 }
 
+/* One trial's report into the tally, and its dot on stderr. 0 or -ENOMEM. */
+static int tally_add(struct verify_tally *t, const struct oracle_report *o, const char *where,
+		     bool sim, bool inconclusive, bool perturbed, uint64_t seed)
+{
+	if (record(t->v, t->nv, o, where, sim, inconclusive, perturbed))
+		return -ENOMEM;
+	if (perturbed && !t->perturbed_failed && failed_any(o)) {
+		t->perturbed_failed = true;
+		t->failed_seed = seed;
+	}
+	*(sim ? &t->n_sim : &t->n_native) += 1;
+	t->n_perturbed += perturbed;
+	fprintf(stderr, ".");
+	return 0;
+}
+
+/*
+ * The oldest of the n queued sim trials (a ring of jobs from *head), once it has ended, into
+ * the tally; the others are watched meanwhile. 0, or -errno once it is printed why not.
+ */
+static int fifo_take(struct queued_trial *fifo, size_t *n, size_t jobs, struct verify_tally *tally,
+		     size_t *head)
+{
+	struct queued_trial *q = &fifo[*head];
+	struct oracle_report o;
+	struct verify_noise nz;
+	char err[TRIAL_ERR_LEN];
+
+	while (!trial_watch(&q->t, 100))
+		for (size_t i = 1; i < *n; i++)
+			trial_watch(&fifo[(*head + i) % jobs].t, 0);
+	*head = (*head + 1) % jobs;
+	(*n)--;
+	if (trial_end(&q->t, &o, &nz, err, sizeof(err))) {
+		fprintf(stderr, "iommulab verify: [%s] %s\n", q->where, err);
+		return -EINVAL;
+	}
+	if (tally_add(tally, &o, q->where, true, false, q->perturbed, q->seed)) {
+		fprintf(stderr, "iommulab verify: out of memory\n");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 /* The failing configurations printed per check; the rest are counted. */
 #define VERIFY_FAILS_SHOWN 16
 
@@ -714,6 +849,10 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	uint64_t seed = 0;
 	int only_engine = -1; /* --engine: enum engine_kind, or -1 for both parts */
 	int o, status = EXIT_USAGE;
+	unsigned jobs = 0; /* -j: 0 for the online CPUs */
+	struct queued_trial *fifo = NULL;
+	size_t n_fifo = 0, head = 0;
+	struct verify_tally tally = { .v = v };
 
 	cli_parser_init(&p, c->cmd, argc, argv);
 	while ((o = cli_next_opt(&p)) >= 0) {
@@ -732,6 +871,11 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				goto out;
 			}
 			seed_given = true;
+		}
+		if (o == VERIFY_OPT_JOBS && cli_parse_jobs(optarg, &jobs)) {
+			cli_usage_error(c->cmd, "-j wants a number of jobs from 1 to %d, not '%s'",
+					ISOLATE_MAX_JOBS, optarg);
+			goto out;
 		}
 		if (o == VERIFY_OPT_ENGINE) {
 			if (!strcmp(optarg, "native")) {
@@ -832,12 +976,12 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		goto out;
 	}
 	printf("verify %s (%s %s, %s)\n", lp->path, d->name, d->version, d->summary);
-	size_t n_points, nv, n_var, n_native = 0, n_sim = 0, n_reruns = 0, n_perturbed = 0;
-	/* A perturbed sim counterexample: its seed, for the replay line at the end. */
-	bool perturbed_failed = false;
-	uint64_t failed_seed = 0;
+	size_t n_points, nv, n_var, n_reruns = 0;
 	const struct cmdq_check_point *grid = cmdq_check_grid(&n_points);
 	const char *const *names = cmdq_check_names(&nv);
+	tally.nv = nv;
+	if (!jobs)
+		jobs = native_online_cpus() ? native_online_cpus() : 1;
 	struct cmdq_check_variant var[CMDQ_CHECK_MAX_VARIANTS];
 	char given[CMDQ_CHECK_SET_LEN * 4] = "";
 	n_var = cmdq_check_variants(d, pcfg, var, CMDQ_CHECK_MAX_VARIANTS);
@@ -872,6 +1016,16 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 		}
 		printf("  the native part is NOT run: --engine sim\n");
 	}
+	/*
+	 * Sim trials run up to jobs at a time, each in its own process (the sim is one host
+	 * thread and deterministic: running beside another changes nothing it computes); their
+	 * verdicts are taken in the grid's order, so the output is the same whatever -j. A native
+	 * trial measures real concurrency: it starts only once nothing else runs, and runs alone.
+	 */
+	if (!(fifo = calloc(jobs, sizeof(*fifo)))) {
+		fprintf(stderr, "iommulab verify: out of memory\n");
+		goto out;
+	}
 	for (size_t j = 0; j < n_var; j++) {
 		const char *vals = j ? var[j].set : given[0] ? given : "(no parameters)";
 		char err[256];
@@ -895,9 +1049,13 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			for (size_t k = 0; k < n_runs; k++) {
 				struct scenario_cfg cfg = base;
 				struct oracle_report o;
-				char desc[160], where[160 + sizeof(given)];
+				char desc[160];
 				bool perturbed = sim && (seed_given || k);
 
+				/* A native trial runs alone; a sim trial waits for a free job. */
+				while (n_fifo && (!sim || n_fifo == jobs))
+					if (fifo_take(fifo, &n_fifo, jobs, &tally, &head))
+						goto out_fifo;
 				cmdq_check_apply(&grid[i], &cfg);
 				if (perturbed)
 					cmdq_check_perturb(&cfg, seed_given ? seed : k,
@@ -905,9 +1063,6 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				else
 					cfg.machine.perturb_ns = 0;
 				cmdq_check_describe(&cfg, desc, sizeof(desc));
-				/* Which parameter values the trial ran with: a counterexample
-				 * replays. */
-				snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
 				struct trial_request req = { .cfg = &cfg,
 							     .cmdq = d,
 							     .cmdq_config = vcfg,
@@ -915,17 +1070,35 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 							     .oracle = true };
 				struct verify_noise nz;
 				char err[TRIAL_ERR_LEN];
+				if (sim) {
+					struct queued_trial *q = &fifo[(head + n_fifo) % jobs];
+
+					/* Which parameter values it ran with: a counterexample
+					 * replays. */
+					snprintf(q->where, sizeof(q->where), "%s %s %s", desc,
+						 d->name, vals);
+					q->perturbed = perturbed;
+					q->seed = cfg.scenario.seed;
+					if (trial_start(&q->t, &req, err, sizeof(err))) {
+						fprintf(stderr, "iommulab verify: [%s] %s\n",
+							q->where, err);
+						cmdq_check_config_free(d, vcfg);
+						goto out_fifo;
+					}
+					n_fifo++;
+					continue;
+				}
+				char where[VERIFY_WHERE_LEN];
+				snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
 				if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
 					fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);
 					cmdq_check_config_free(d, vcfg);
 					goto out;
 				}
-				bool inconclusive = false;
 				/* A trial that timed out while preempted: run it again (see
 				 * noisy()). */
 				for (int r = 0;
-				     !sim && r < NOISE_RERUNS && timed_out_only(&o) && noisy(&nz);
-				     r++) {
+				     r < NOISE_RERUNS && timed_out_only(&o) && noisy(&nz); r++) {
 					if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
 						fprintf(stderr, "iommulab verify: [%s] %s\n", where,
 							err);
@@ -934,29 +1107,23 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 					}
 					n_reruns++;
 				}
-				inconclusive = !sim && timed_out_only(&o) && noisy(&nz);
-				if (record(v, nv, &o, where, sim, inconclusive, perturbed)) {
-					fprintf(stderr, "iommulab verify: out of memory\n");
-					cmdq_check_config_free(d, vcfg);
-					goto out;
-				}
-				if (perturbed && !perturbed_failed && failed_any(&o)) {
-					perturbed_failed = true;
-					failed_seed = cfg.scenario.seed;
-				}
-				*(sim ? &n_sim : &n_native) += 1;
-				n_perturbed += perturbed;
-				fprintf(stderr, ".");
+				bool inconclusive = timed_out_only(&o) && noisy(&nz);
+				if (tally_add(&tally, &o, where, false, inconclusive, false, 0))
+					goto out_nomem;
 			}
 		}
+		/* Its trials' processes were forked with vcfg in them: the parent's is done. */
 		cmdq_check_config_free(d, vcfg);
 	}
+	while (n_fifo)
+		if (fifo_take(fifo, &n_fifo, jobs, &tally, &head))
+			goto out_fifo;
 	fprintf(stderr, "\n");
-	printf("  %zu configurations: %zu native, %zu on the sim", n_native + n_sim, n_native,
-	       n_sim);
-	if (n_sim)
+	printf("  %zu configurations: %zu native, %zu on the sim", tally.n_native + tally.n_sim,
+	       tally.n_native, tally.n_sim);
+	if (tally.n_sim)
 		printf(" (%zu of them under seeded schedule perturbation, perturb_ns=%g, %s)",
-		       n_perturbed,
+		       tally.n_perturbed,
 		       base.machine.perturb_ns > 0 ? base.machine.perturb_ns
 						   : CMDQ_CHECK_PERTURB_NS,
 		       seed_given ? "--seed's alone"
@@ -1012,10 +1179,10 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 	}
 	if (lab_h_only_failed(&lho))
 		lab_h_only_fails(&lho);
-	if (perturbed_failed)
+	if (tally.perturbed_failed)
 		printf("  replay a perturbed counterexample: iommulab verify %s --seed %llu (its "
 		       "sim part under that seed's stalls only)\n",
-		       lp->path, (unsigned long long)failed_seed);
+		       lp->path, (unsigned long long)tally.failed_seed);
 	if (status == EXIT_OK && any_inconclusive)
 		status = EXIT_TRIALS_FAILED;
 	printf("%s\n",
@@ -1025,7 +1192,14 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 			 "a quieter machine)"
 	       : lho.rc ? "all checks passed; " ATOMICS_CHECK_NAME " NOT checked (see above)"
 			: "all checks passed");
+	goto out;
+out_nomem:
+	fprintf(stderr, "iommulab verify: out of memory\n");
+out_fifo:
+	for (; n_fifo; n_fifo--, head = (head + 1) % jobs)
+		trial_abandon(&fifo[head].t);
 out:
+	free(fifo);
 	for (size_t k = 0; k < ORACLE_MAX_CHECKS; k++) {
 		for (size_t f = 0; f < v[k].n_fails; f++)
 			free(v[k].fails[f]);

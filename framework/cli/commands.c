@@ -163,7 +163,7 @@ const struct cli_command cli_commands[] = {
 	.name = "verify",
 	.fn = cmd_verify,
 	.usage = "verify PLUGIN.so|NAME [--set SECTION.KEY=VALUE]... [--seed N] "
-		 "[--engine native|sim]",
+		 "[--engine native|sim] [-j N]",
 	.summary = "run the conformance checks on a cmdq or iova plugin; exit 0 only if all "
 		   "pass",
 	.help = "cmdq: the oracle over a grid of hostile configurations (tiny queues to force\n"
@@ -184,6 +184,10 @@ const struct cli_command cli_commands[] = {
 				       "run that engine's part of the grid alone (cmdq; "
 				       "default both): native for a ThreadSanitizer build, "
 				       "sim for the many-CPU and weak-memory points"},
+		[VERIFY_OPT_JOBS] = {"jobs", 'j', "N",
+				     "run up to N sim trials at once, each in its own process "
+				     "(default: the online CPUs); a native trial runs alone. "
+				     "The verdicts and their order are the same whatever N"},
 	    },
 	.n_opts = VERIFY_N_OPTS,
 	.exits =
