@@ -292,7 +292,8 @@ static void host_spin(struct lab_cpu *c)
 	host_cpu_check(c);
 }
 
-struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_on)
+struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_on,
+			      bool virtual_time)
 {
 	struct host_env *env = calloc(1, sizeof(*env));
 
@@ -311,7 +312,7 @@ struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_o
 		goto err_free;
 	memset(env->cpus, 0, sizeof(*env->cpus) * ncpus);
 	memset(env->counters, 0, sizeof(uint64_t) * env->counters_stride * ncpus);
-	if (clock_setup(&env->clock, 0))
+	if (clock_setup(&env->clock, virtual_time))
 		goto err_free;
 
 	env->host.struct_size = sizeof(env->host);

@@ -214,7 +214,8 @@ static int setup(struct trial *t, struct trial_result *res)
 	t->iova_phase_off = t->n_phases - 1;
 	if (t->iops)
 		add_plugin_tables(t, t->req->iova);
-	t->env = host_env_new(t->ncpus, t->n_counters, t->cfg->scenario.phases);
+	t->env = host_env_new(t->ncpus, t->n_counters, t->cfg->scenario.phases,
+			      t->engine->binding == ENGINE_BINDING_SIM);
 	if (!t->env) {
 		fail(res, "out of memory setting up %u CPUs", t->ncpus);
 		return -ENOMEM;

@@ -164,7 +164,7 @@ static bool rig_open(struct rig *r, const struct lab_plugin *p, const void *conf
 		if (param_set_defaults(p->params, p->n_params, r->config, err, sizeof(err)))
 			return rig_fail(r, "parameter defaults: %s", err);
 	}
-	r->env = host_env_new(ncpus, p->n_counters, false);
+	r->env = host_env_new(ncpus, p->n_counters, false, false);
 	if (!r->env)
 		return rig_fail(r, "out of memory for %u CPUs", ncpus);
 	r->sp = slowpath_new(host_env_host(r->env), start_pfn, DMA32);

@@ -77,7 +77,7 @@ static void make_timed(uint32_t shift, int mode, const struct scenario_smmu *t, 
 
 	violations = 0;
 	manual_ns = 1000;
-	env = host_env_new(1, 0, false);
+	env = host_env_new(1, 0, false, false);
 	cr_assert_not_null(env);
 	cpu = host_env_cpu(env, 0);
 	if (manual)

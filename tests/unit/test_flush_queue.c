@@ -228,7 +228,7 @@ static void run_policy(const char *name, bool single)
 	const struct lab_plugin *p = lp->desc;
 	cr_assert_eq(param_set_defaults(p->params, p->n_params, cfgbuf, err, sizeof(err)), 0);
 
-	struct host_env *env = host_env_new(2, p->n_counters, false);
+	struct host_env *env = host_env_new(2, p->n_counters, false, false);
 	cr_assert_not_null(env);
 	struct iova_slowpath *sp = slowpath_new(host_env_host(env), 1, IOVA_DMA_32BIT_PFN_4K);
 	cr_assert_not_null(sp);

@@ -239,7 +239,7 @@ Test(harness, starved_cpu_opens_no_window, .timeout = 60)
  */
 Test(harness, a_write_past_a_lab_alloc_block_is_found)
 {
-	struct host_env *env = host_env_new(1, 0, false);
+	struct host_env *env = host_env_new(1, 0, false, false);
 	const struct lab_host *h = host_env_host(env);
 	char what[200];
 

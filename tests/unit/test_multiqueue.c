@@ -56,7 +56,7 @@ static void open_plugin(const char *name, uint32_t nq, uint32_t ncpus, const cha
 		cr_assert_not_null(p, "no parameter %s", key);
 		cr_assert_eq(param_parse(p, eq + 1, config, err, sizeof(err)), 0, "%s", err);
 	}
-	env = host_env_new(ncpus, lp.desc->n_counters, false);
+	env = host_env_new(ncpus, lp.desc->n_counters, false, false);
 	cr_assert_not_null(env);
 	dev = smmu_new(&cfg, host_env_clock(env), err, sizeof(err));
 	cr_assert_not_null(dev, "%s", err);

@@ -391,7 +391,7 @@ static void run_topo(engine_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint
 		     const struct scenario_machine *m, const struct sim_topology *topo,
 		     struct run_out *out)
 {
-	struct host_env *env = host_env_new(ncpus, 1, false);
+	struct host_env *env = host_env_new(ncpus, 1, false, true);
 	struct hist all;
 
 	cr_assert_not_null(env);

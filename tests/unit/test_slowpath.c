@@ -98,7 +98,7 @@ static struct lab_cpu *cpu0;
 
 static void setup(void)
 {
-	env = host_env_new(2, 1, false);
+	env = host_env_new(2, 1, false, false);
 	cr_assert_not_null(env);
 	cpu0 = host_env_cpu(env, 0);
 }
