@@ -227,14 +227,23 @@ Test(cmdq_conformance, plugins_found, .timeout = 30)
 	diag_clear(&diags);
 }
 
-ParameterizedTestParameters(cmdq_conformance, oracle)
+/*
+ * The points of one engine (conf_points' order kept). Two suites, cmdq_native and cmdq_sim, so
+ * meson runs the sim's (deterministic, one host thread each) two at a time, the native ones
+ * one at a time, as they measure real concurrency (tests/conformance/meson.build).
+ */
+static struct criterion_test_params engine_points(int engine)
 {
-	size_t n_configs, k = conf_points(points, CONF_MAX_POINTS, &n_configs);
+	size_t n_grid, n_configs, k = conf_points(points, CONF_MAX_POINTS, &n_configs), m = 0;
+	const struct cmdq_check_point *grid = cmdq_check_grid(&n_grid);
 
-	return cr_make_param_array(struct conf_point, points, k);
+	for (size_t i = 0; i < k; i++)
+		if (grid[points[i].point].engine == engine)
+			points[m++] = points[i];
+	return cr_make_param_array(struct conf_point, points, m);
 }
 
-ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
+static void oracle_point(const struct conf_point *p)
 {
 	size_t n;
 	const struct cmdq_check_point *grid = cmdq_check_grid(&n);
@@ -258,6 +267,26 @@ ParameterizedTest(struct conf_point *p, cmdq_conformance, oracle, .timeout = 60)
 	cr_assert_eq(res.ops, grid[p->point].ops_per_cpu * cfg.scenario.cpus);
 	scenario_cfg_free(&cfg);
 	conf_close(&cp);
+}
+
+ParameterizedTestParameters(cmdq_native, oracle)
+{
+	return engine_points(ENGINE_NATIVE);
+}
+
+ParameterizedTest(struct conf_point *p, cmdq_native, oracle, .timeout = 60)
+{
+	oracle_point(p);
+}
+
+ParameterizedTestParameters(cmdq_sim, oracle)
+{
+	return engine_points(ENGINE_SIM);
+}
+
+ParameterizedTest(struct conf_point *p, cmdq_sim, oracle, .timeout = 60)
+{
+	oracle_point(p);
 }
 
 /* ---- one grid: the suite and `iommulab verify` run the same configurations ------------------ */
