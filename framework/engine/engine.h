@@ -117,6 +117,8 @@ struct engine_stat {
 
 struct engine_result {
 	struct engine_cpu_result *cpus; /* ncpus */
+	void *hist_block;		/* every CPU's histograms, one mapping... */
+	size_t hist_block_size;		/* ...of this many bytes */
 	double measured_s;		/* the measured window (time-based), or the longest CPU's */
 	bool hung;
 	/* Natively: hung, or an op timed out by the wall clock (op_failed), only because the

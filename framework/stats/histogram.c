@@ -31,14 +31,16 @@ void hist_clear(struct hist *h)
 	h->sumsq = 0;
 }
 
+/*
+ * Only src's buckets from its min's to its max's can be non-zero (hist_record fills no other,
+ * hist_clear empties those), so only they are added: a CPU's ops span a few of the 7424, and
+ * adding all of them was 59 KB read per CPU per metric per trial.
+ */
 void hist_merge(struct hist *dst, const struct hist *src)
 {
 	if (!src->count)
 		return;
-	if (!dst->count) {
-		memcpy(dst, src, sizeof(*dst));
-		return;
-	}
+	uint32_t lo = hist_bucket(src->min), hi = hist_bucket(src->max);
 
 	dst->count += src->count;
 	dst->sum += src->sum;
@@ -47,7 +49,7 @@ void hist_merge(struct hist *dst, const struct hist *src)
 		dst->min = src->min;
 	if (src->max > dst->max)
 		dst->max = src->max;
-	for (uint32_t i = 0; i < HIST_N_BUCKETS; i++)
+	for (uint32_t i = lo; i <= hi; i++)
 		dst->buckets[i] += src->buckets[i];
 }
 

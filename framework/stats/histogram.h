@@ -60,7 +60,7 @@ static inline void hist_record(struct hist *h, uint64_t v)
 	h->sumsq += (hist_u128)v * v;
 }
 
-/* dst += src. */
+/* dst += src (dst set up by hist_reset, as every histogram is). */
 void hist_merge(struct hist *dst, const struct hist *src);
 
 /* The value at quantile q in [0, 1] (nearest rank, reported as its bucket's midpoint,

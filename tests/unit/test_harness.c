@@ -294,3 +294,40 @@ Test(harness, the_counter_rate_is_measured_once_per_process)
 	cr_expect_eq(m.source, LAB_CLOCK_MONOTONIC, "force_monotonic still skips the counter");
 	cr_expect(m.ns_per_tick == 1.0);
 }
+
+/*
+ * A trial's per-CPU histograms (engine_result_alloc): one zeroed mapping, touched only where
+ * recorded into. Each starts empty as hist_reset leaves it, each CPU's on cache lines of its
+ * own (natively, CPUs record into them at once), and a record lands in its own CPU's only.
+ */
+Test(harness, per_cpu_histograms_start_empty_on_lines_of_their_own)
+{
+	struct engine_result res = { 0 };
+
+	cr_assert_eq(engine_result_alloc(&res, 3, 2), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		uintptr_t at = (uintptr_t)res.cpus[i].hists;
+
+		cr_expect_eq(at % LAB_CACHE_LINE, 0, "cpu %u's histograms share a line", i);
+		if (i)
+			cr_expect_geq(at - (uintptr_t)res.cpus[i - 1].hists,
+				      2 * sizeof(struct hist), "cpu %u overlaps cpu %u", i, i - 1);
+		for (uint32_t m = 0; m < 2; m++) {
+			const struct hist *h = &res.cpus[i].hists[m];
+
+			cr_expect(h->count == 0 && h->min == UINT64_MAX && h->max == 0 &&
+				  h->sum == 0 && h->sumsq == 0);
+			for (uint32_t b = 0; b < HIST_N_BUCKETS; b++)
+				cr_assert_eq(h->buckets[b], 0, "cpu %u metric %u bucket %u", i, m,
+					     b);
+		}
+	}
+	hist_record(&res.cpus[1].hists[1], 12345);
+	cr_expect_eq(res.cpus[1].hists[1].count, 1);
+	cr_expect_eq(res.cpus[1].hists[1].min, 12345);
+	cr_expect_eq(res.cpus[1].hists[0].count + res.cpus[0].hists[1].count +
+			     res.cpus[2].hists[1].count,
+		     0);
+	engine_result_free(&res, 3);
+	cr_expect_null(res.cpus);
+}
