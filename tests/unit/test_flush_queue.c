@@ -274,6 +274,8 @@ static void run_policy(const char *name, bool single)
 	free(r.live);
 	slowpath_free(sp);
 	host_env_free(env);
+	plugin_unload(lp);
+	free(lp);
 }
 
 Test(flush_queue, iovas_come_back_exactly_once_through_every_policy, .timeout = 60)
