@@ -19,7 +19,7 @@ int engine_result_alloc(struct engine_result *res, uint32_t ncpus, uint32_t n_me
 
 	per_cpu = (per_cpu + 2 * LAB_CACHE_LINE - 1) & ~(size_t)(2 * LAB_CACHE_LINE - 1);
 	res->cpus = calloc(ncpus, sizeof(*res->cpus));
-	res->hist_block_size = per_cpu * ncpus;
+	res->hist_block_size = per_cpu * (ncpus ? ncpus : 1); /* mmap refuses 0 bytes */
 	res->hist_block = mmap(NULL, res->hist_block_size, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (res->hist_block == MAP_FAILED)
