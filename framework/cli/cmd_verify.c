@@ -1063,6 +1063,9 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				else
 					cfg.machine.perturb_ns = 0;
 				cmdq_check_describe(&cfg, desc, sizeof(desc));
+				/* Which parameter values it ran with: a counterexample replays. */
+				char where[VERIFY_WHERE_LEN];
+				snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
 				struct trial_request req = { .cfg = &cfg,
 							     .cmdq = d,
 							     .cmdq_config = vcfg,
@@ -1073,10 +1076,7 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 				if (sim) {
 					struct queued_trial *q = &fifo[(head + n_fifo) % jobs];
 
-					/* Which parameter values it ran with: a counterexample
-					 * replays. */
-					snprintf(q->where, sizeof(q->where), "%s %s %s", desc,
-						 d->name, vals);
+					memcpy(q->where, where, sizeof(q->where));
 					q->perturbed = perturbed;
 					q->seed = cfg.scenario.seed;
 					if (trial_start(&q->t, &req, err, sizeof(err))) {
@@ -1088,8 +1088,6 @@ int cmd_verify(int argc, char **argv, struct cli_common *c)
 					n_fifo++;
 					continue;
 				}
-				char where[VERIFY_WHERE_LEN];
-				snprintf(where, sizeof(where), "%s %s %s", desc, d->name, vals);
 				if (run_isolated(&req, &o, &nz, err, sizeof(err))) {
 					fprintf(stderr, "iommulab verify: [%s] %s\n", where, err);
 					cmdq_check_config_free(d, vcfg);

@@ -25,7 +25,7 @@ int engine_result_alloc(struct engine_result *res, uint32_t ncpus, uint32_t n_me
 	if (res->hist_block == MAP_FAILED)
 		res->hist_block = NULL;
 	if (!res->cpus || !res->hist_block) {
-		engine_result_free(res, ncpus);
+		engine_result_free(res);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < ncpus; i++) {
@@ -36,9 +36,8 @@ int engine_result_alloc(struct engine_result *res, uint32_t ncpus, uint32_t n_me
 	return 0;
 }
 
-void engine_result_free(struct engine_result *res, uint32_t ncpus)
+void engine_result_free(struct engine_result *res)
 {
-	(void)ncpus;
 	if (res->hist_block)
 		munmap(res->hist_block, res->hist_block_size);
 	res->hist_block = NULL;

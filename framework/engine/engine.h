@@ -168,7 +168,7 @@ struct engine_ops {
 
 /* Allocate res->cpus and each CPU's histograms (reset), for ncpus CPUs. 0 or -ENOMEM. */
 int engine_result_alloc(struct engine_result *res, uint32_t ncpus, uint32_t n_metrics);
-void engine_result_free(struct engine_result *res, uint32_t ncpus);
+void engine_result_free(struct engine_result *res);
 
 /* Add a figure to res->stats (ignored past ENGINE_MAX_STATS). */
 void engine_result_add_stat(struct engine_result *res, const char *name, uint64_t total);

@@ -409,7 +409,7 @@ static void teardown(struct trial *t, struct trial_result *res, struct oracle_re
 		iova_wl_free(t->iwl);
 	if (stuck)
 		return;
-	engine_result_free(&t->eres, t->ncpus);
+	engine_result_free(&t->eres);
 	smmu_free(t->dev);
 	if (!t->abandoned)
 		slowpath_free(t->sp);

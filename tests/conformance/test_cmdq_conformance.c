@@ -228,19 +228,22 @@ Test(cmdq_conformance, plugins_found, .timeout = 30)
 }
 
 /*
- * The points of one engine (conf_points' order kept). Two suites, cmdq_native and cmdq_sim, so
+ * The points of one engine (conf_points' order kept), each engine's in an array of its own (the
+ * two suites' parameters never alias). Two suites, cmdq_native and cmdq_sim, so
  * meson runs the sim's (deterministic, one host thread each) two at a time, the native ones
  * one at a time, as they measure real concurrency (tests/conformance/meson.build).
  */
-static struct criterion_test_params engine_points(int engine)
+static struct conf_point native_points[CONF_MAX_POINTS], sim_points[CONF_MAX_POINTS];
+
+static struct criterion_test_params engine_points(int engine, struct conf_point *out)
 {
 	size_t n_grid, n_configs, k = conf_points(points, CONF_MAX_POINTS, &n_configs), m = 0;
 	const struct cmdq_check_point *grid = cmdq_check_grid(&n_grid);
 
 	for (size_t i = 0; i < k; i++)
 		if (grid[points[i].point].engine == engine)
-			points[m++] = points[i];
-	return cr_make_param_array(struct conf_point, points, m);
+			out[m++] = points[i];
+	return cr_make_param_array(struct conf_point, out, m);
 }
 
 static void oracle_point(const struct conf_point *p)
@@ -271,7 +274,7 @@ static void oracle_point(const struct conf_point *p)
 
 ParameterizedTestParameters(cmdq_native, oracle)
 {
-	return engine_points(ENGINE_NATIVE);
+	return engine_points(ENGINE_NATIVE, native_points);
 }
 
 ParameterizedTest(struct conf_point *p, cmdq_native, oracle, .timeout = 60)
@@ -281,7 +284,7 @@ ParameterizedTest(struct conf_point *p, cmdq_native, oracle, .timeout = 60)
 
 ParameterizedTestParameters(cmdq_sim, oracle)
 {
-	return engine_points(ENGINE_SIM);
+	return engine_points(ENGINE_SIM, sim_points);
 }
 
 ParameterizedTest(struct conf_point *p, cmdq_sim, oracle, .timeout = 60)

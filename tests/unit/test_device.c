@@ -366,7 +366,7 @@ Test(device, msi_lands_before_cons_passes_the_sync_on_the_sim, .timeout = 30)
 	memset(&res, 0, sizeof(res));
 	cr_assert_eq(sim_engine.run(&job, &res), 0, "%s", res.why);
 	cr_assert(!res.hung && !res.op_failed, "%s", res.why);
-	engine_result_free(&res, 1);
+	engine_result_free(&res);
 	cr_assert_eq(pr.next, (40 * 2) & 31);
 	cr_assert_eq(pr.late, 0, "CONS passed a CMD_SYNC before its MSI %lu times",
 		     (unsigned long)pr.late);

@@ -328,6 +328,6 @@ Test(harness, per_cpu_histograms_start_empty_on_lines_of_their_own)
 	cr_expect_eq(res.cpus[1].hists[0].count + res.cpus[0].hists[1].count +
 			     res.cpus[2].hists[1].count,
 		     0);
-	engine_result_free(&res, 3);
+	engine_result_free(&res);
 	cr_expect_null(res.cpus);
 }

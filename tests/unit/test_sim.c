@@ -417,7 +417,7 @@ static void run_topo(engine_op_fn op, uint32_t ncpus, uint64_t ops_per_cpu, uint
 		out->count0 += host_env_cpu(env, i)->counters[0];
 	}
 	hist_summarize(&all, &out->lat);
-	engine_result_free(&out->res, ncpus);
+	engine_result_free(&out->res);
 	host_env_free(env);
 }
 

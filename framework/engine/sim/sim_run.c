@@ -355,6 +355,6 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 out:
 	sim_free(s);
 	if (rc)
-		engine_result_free(res, ncpus);
+		engine_result_free(res);
 	return rc;
 }
