@@ -144,6 +144,9 @@ struct engine_trial {
 	const struct lab_plugin *cmdq; /* the plugins to load, replaced by the engine's builds */
 	const struct lab_plugin *iova;
 	bool oversubscribed; /* out: more busy threads than cores (the scenario allowed it) */
+	/* out: the share of a core each busy thread can have (cores / busy threads when
+	 * oversubscribed; 1 otherwise, as when prepare leaves it 0) */
+	double core_share;
 };
 
 struct engine_ops {

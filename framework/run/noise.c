@@ -68,10 +68,11 @@ static void set_reason(struct trial_result *res, enum trial_status st, const cha
 
 void noise_judge(struct trial_result *res, const struct noise_mark *start,
 		 const struct noise_mark *end, const struct engine_result *eres, uint32_t ncpus,
-		 bool native, uint64_t duration_ns)
+		 bool native, double core_share, uint64_t duration_ns)
 {
 	struct trial_noise *n = &res->noise;
-	uint32_t worst = 0;
+	uint32_t worst = 0, measured = 0;
+	uint64_t cpu_ns = 0, window_ns = 0, invol = 0, vol = 0;
 
 	memset(n, 0, sizeof(*n));
 	/* Only a native trial's figures depend on the host: a sim trial's row stays the same
@@ -90,6 +91,11 @@ void noise_judge(struct trial_result *res, const struct noise_mark *start,
 			continue;
 		n->measured = true;
 		n->invol_switches += c->invol_switches;
+		measured++;
+		cpu_ns += c->cpu_ns < c->wall_ns ? c->cpu_ns : c->wall_ns;
+		window_ns = c->wall_ns > window_ns ? c->wall_ns : window_ns;
+		invol += c->invol_switches;
+		vol += c->vol_switches;
 		if (d > n->desched_frac) {
 			n->desched_frac = d;
 			worst = i;
@@ -122,7 +128,22 @@ void noise_judge(struct trial_result *res, const struct noise_mark *start,
 	}
 	if (!native)
 		return;
-	if (n->desched_frac > NOISE_DESCHED_FRAC) {
+	/* Oversubscribed by the scenario (core_share < 1): its threads take turns on the
+	 * cores, each descheduled about 1 - core_share of the time by its siblings. The host's
+	 * share is what they lost together beyond that, counted as for one thread. */
+	double left = core_share * (double)measured * (double)window_ns;
+	double lost = left > 0 && (double)cpu_ns < left ? 1 - (double)cpu_ns / left : 0;
+	double shared = invol + vol ? lost * (double)invol / (double)(invol + vol) : 0;
+
+	if (core_share < 1 && shared > NOISE_DESCHED_FRAC) {
+		set_reason(res, TRIAL_NOISY,
+			   "noisy: its %u CPUs' threads, sharing the cores by the scenario's "
+			   "choice (%.2f of a core each), lost %.0f%% of that share of their %.3f "
+			   "s window (%" PRIu64 " involuntary context switches; load %.2f -> "
+			   "%.2f): something else ran on their cores",
+			   measured, core_share, shared * 100, (double)window_ns / 1e9, invol,
+			   n->load_start, n->load_end);
+	} else if (core_share >= 1 && n->desched_frac > NOISE_DESCHED_FRAC) {
 		const struct engine_cpu_result *c = &eres->cpus[worst];
 
 		set_reason(res, TRIAL_NOISY,

@@ -14,7 +14,9 @@
  *   incomplete  completed no op, or (time-based) measured under NOISE_SHORT_FRAC of its
  *               duration: there is no result to report
  *   noisy       native only: a worker lost over NOISE_DESCHED_FRAC of its window to
- *               involuntary descheduling, or steal time exceeded NOISE_STEAL_FRAC
+ *               involuntary descheduling (oversubscribed: the workers together lost over
+ *               NOISE_DESCHED_FRAC of the core time the scenario left them), or steal time
+ *               exceeded NOISE_STEAL_FRAC
  * The reason goes to the trial's error field. Sim trials run in virtual time and are never
  * noisy by host load; trials of a fixed op count (verify, conformance) get no verdict.
  */
@@ -57,11 +59,15 @@ void noise_mark(struct noise_mark *m);
 /*
  * Fill res->noise from the marks around the trial and the engine's per-CPU figures, then
  * give res (if ok) its verdict. native: the engine runs in real time on the host's cores;
- * duration_ns: the measured window asked for, 0 when the trial is a fixed op count.
+ * core_share: the share of a core each of its busy threads can have, 1 unless the scenario
+ * oversubscribes the cores (oversubscribe = allow: 2 cores for 3 CPUs, 2/3), when the
+ * threads' descheduling is the scenario's own up to 1 - core_share, and only what the CPUs
+ * together lost beyond it is the host's; duration_ns: the measured window asked for, 0 when
+ * the trial is a fixed op count.
  */
 void noise_judge(struct trial_result *res, const struct noise_mark *start,
 		 const struct noise_mark *end, const struct engine_result *eres, uint32_t ncpus,
-		 bool native, uint64_t duration_ns);
+		 bool native, double core_share, uint64_t duration_ns);
 
 /* For machine.txt: "/proc/cpuinfo"'s model name (or "unknown"). */
 void noise_cpu_model(char *buf, size_t len);

@@ -425,7 +425,7 @@ static void teardown(struct trial *t, struct trial_result *res, struct oracle_re
 }
 
 static int run(const struct trial_request *req, const struct engine_ops *engine,
-	       const struct workload_ops *workload, struct trial_result *res,
+	       const struct workload_ops *workload, double core_share, struct trial_result *res,
 	       struct oracle_report *oracle)
 {
 	struct trial t = {
@@ -487,7 +487,7 @@ static int run(const struct trial_request *req, const struct engine_ops *engine,
 	merge(&t, res);
 	judge(&t, res);
 	noise_judge(res, &before, &after, &t.eres, t.ncpus,
-		    engine->binding == ENGINE_BINDING_NATIVE,
+		    engine->binding == ENGINE_BINDING_NATIVE, core_share,
 		    req->ops_per_cpu ? 0 : job.duration_ns);
 	if (req->oracle && oracle && t.cwl) {
 		judged = oracle;
@@ -539,5 +539,6 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	prepared.cfg = &cfg;
 	prepared.cmdq = et.cmdq;
 	prepared.iova = et.iova;
-	return run(&prepared, engine, workload, res, oracle);
+	return run(&prepared, engine, workload, et.core_share > 0 ? et.core_share : 1, res,
+		   oracle);
 }

@@ -34,7 +34,7 @@ Test(noise, quiet_trial_stays_ok_with_its_figures, .timeout = 5)
 	struct trial_result r;
 
 	trial(&r, 995, 990, 3, 0);
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
 	cr_assert(r.noise.measured && r.noise.have_load);
 	cr_assert_float_eq(r.noise.desched_frac, 0.01, 1e-9, "the worst CPU's");
@@ -49,7 +49,7 @@ Test(noise, a_shared_core_is_noisy_with_the_reason, .timeout = 5)
 
 	/* A hog on cpu1's core: half its window. */
 	trial(&r, 998, 500, 120, 0);
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_NOISY);
 	cr_assert(trial_status_measured(r.status));
 	cr_assert_str_eq(trial_status_name(r.status), "noisy");
@@ -59,14 +59,41 @@ Test(noise, a_shared_core_is_noisy_with_the_reason, .timeout = 5)
 
 	/* The same off-core time, slept voluntarily (a blocking plugin): not the host's. */
 	trial(&r, 998, 500, 0, 500);
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
 
 	/* The sim runs in virtual time: never noisy by host load, whatever its host did. */
 	trial(&r, 998, 500, 120, 0);
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_OK);
 	cr_assert(!r.noise.measured && !r.noise.have_load, "its row does not depend on the host");
+}
+
+Test(noise, an_oversubscribed_trial_is_judged_on_the_share_it_chose, .timeout = 5)
+{
+	struct trial_result r;
+
+	/* 2 CPUs on 1 core by the scenario's choice (core_share 0.5): each thread off its core
+	 * half its window is the scenario's own doing, not noise. */
+	trial(&r, 498, 497, 400, 0);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 0.5, 1000000000u);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
+	cr_assert_float_eq(r.noise.desched_frac, 0.503, 1e-9, "the worst CPU's, as recorded");
+
+	/* Together they ran 0.5 s of the 1 s of core the scenario left them: a hog took half. */
+	trial(&r, 250, 250, 400, 0);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 0.5, 1000000000u);
+	cr_assert_eq(r.status, TRIAL_NOISY);
+	cr_assert_not_null(strstr(r.error, "noisy: its 2 CPUs' threads, sharing the cores by the "
+					   "scenario's choice (0.50 of a core each), lost 50% of "
+					   "that share of their 1.000 s window (800 involuntary"),
+			   "%s", r.error);
+	cr_assert_null(strstr(r.error, "cpu0's thread"), "no one thread is to blame: %s", r.error);
+
+	/* The same loss, slept voluntarily: not the host's. */
+	trial(&r, 250, 250, 0, 400);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 0.5, 1000000000u);
+	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
 }
 
 Test(noise, steal_is_noisy, .timeout = 5)
@@ -75,7 +102,7 @@ Test(noise, steal_is_noisy, .timeout = 5)
 	const struct noise_mark stolen = { true, true, 0.6, 2000, 300 };
 
 	trial(&r, 999, 999, 1, 0);
-	noise_judge(&r, &quiet0, &stolen, &eres, 2, true, 1000000000u);
+	noise_judge(&r, &quiet0, &stolen, &eres, 2, true, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_NOISY);
 	cr_assert_not_null(strstr(r.error, "30% steal time"), "%s", r.error);
 }
@@ -87,7 +114,7 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 	/* The cmpxchg: 0.00525 s of its 1000 ms. */
 	trial(&r, 5, 5, 0, 0);
 	r.duration_s = 0.00525;
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_INCOMPLETE);
 	cr_assert(!trial_status_measured(r.status));
 	cr_assert_str_eq(r.error,
@@ -95,7 +122,7 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 
 	trial(&r, 999, 999, 0, 0);
 	r.ops = 0;
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_INCOMPLETE, "the sim too");
 	cr_assert_str_eq(r.error, "incomplete: completed no op in 1.000 s" SIM_INCOMPLETE_WHY);
 	cr_assert(strstr(r.error, "lengthen warmup_ms"), "says what to do: %s", r.error);
@@ -103,7 +130,7 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 	/* The sim's CPUs start measuring at an op boundary: ops longer than the warm-up. */
 	trial(&r, 999, 999, 0, 0);
 	r.duration_s = 0.0163;
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 40000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, false, 1, 40000000u);
 	cr_assert_eq(r.status, TRIAL_INCOMPLETE);
 	cr_assert_str_eq(r.error,
 			 "incomplete: measured 0.0163 s of its 0.040 s duration (under "
@@ -114,7 +141,7 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 	/* A fixed op count has no duration to fall short of, and is no measurement (verify). */
 	trial(&r, 5, 500, 100, 0);
 	r.duration_s = 0.005;
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 0);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1, 0);
 	cr_assert_eq(r.status, TRIAL_OK, "%s", r.error);
 	cr_assert(r.noise.measured, "its figures are still recorded");
 
@@ -122,7 +149,7 @@ Test(noise, short_or_empty_trials_are_incomplete, .timeout = 5)
 	trial(&r, 5, 5, 0, 0);
 	r.status = TRIAL_FAILED;
 	strcpy(r.error, "protocol violation");
-	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1000000000u);
+	noise_judge(&r, &quiet0, &quiet1, &eres, 2, true, 1, 1000000000u);
 	cr_assert_eq(r.status, TRIAL_FAILED);
 	cr_assert_str_eq(r.error, "protocol violation");
 }

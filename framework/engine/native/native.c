@@ -646,6 +646,7 @@ static int native_prepare(struct engine_trial *t, char *err, size_t err_len)
 	uint32_t busy = (uint32_t)cfg->scenario.cpus + thread;
 
 	t->oversubscribed = busy > online;
+	t->core_share = t->oversubscribed ? (double)online / busy : 1;
 	if (t->oversubscribed && cfg->scenario.oversubscribe != OVERSUBSCRIBE_ALLOW) {
 		snprintf(
 			err, err_len,
