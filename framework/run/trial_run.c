@@ -539,6 +539,5 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	prepared.cfg = &cfg;
 	prepared.cmdq = et.cmdq;
 	prepared.iova = et.iova;
-	return run(&prepared, engine, workload, et.core_share > 0 ? et.core_share : 1, res,
-		   oracle);
+	return run(&prepared, engine, workload, et.core_share > 0 ? et.core_share : 1, res, oracle);
 }
