@@ -28,6 +28,7 @@
 #include "engine/sim/ctx.h"
 #include "engine/sim/sim.h"
 #include "engine/sim/sim_engine.h"
+#include "engine/sim/sim_internal.h"
 #include "workload/iova_wl.h"
 #include "workload/micro_wl.h"
 
@@ -103,6 +104,71 @@ static const uint64_t binding_samples[] = { 0,		 1,	      2,
 			  x, y);                                                                   \
 	}
 #define BINDING_CHECK_WIDTH(N) LAB_ATOMICS(BINDING_CHECK, N)
+
+/* ---- the run queue ------------------------------------------------------------------------ */
+
+/*
+ * The run queue pops the earliest (clock, id) whichever form holds it: 256 CPUs queued and
+ * taken in a seeded random order that fills it past a quarter (the winner tree takes over)
+ * and drains it below an eighth (the heap takes it back), several times, each pop checked
+ * against a plain scan of what is queued.
+ */
+Test(sim_rq, pops_in_key_order_through_heap_and_tree)
+{
+	enum { N = 256 };
+	struct sim *s = calloc(1, sizeof(*s));
+	uint64_t queued[N]; /* key, or 0 when not queued (no key is 0 here: clocks from 1) */
+	uint64_t rng = 12345, now = 1;
+	uint32_t n = 0, to_tree = 0, to_heap = 0;
+
+	cr_assert_not_null(s);
+	s->heap = malloc(SIM_HEAP_SLOTS(N) * sizeof(*s->heap));
+	s->rq_leaves = N;
+	s->rq = malloc(2 * N * sizeof(*s->rq));
+	cr_assert(s->heap && s->rq);
+	memset(s->heap, 0xff, SIM_HEAP_SLOTS(N) * sizeof(*s->heap));
+	memset(s->rq, 0xff, 2 * N * sizeof(*s->rq));
+	s->rq_head = s->heap;
+	s->rq_tree_at = N / 4;
+	s->horizon = UINT64_MAX;
+	memset(queued, 0, sizeof(queued));
+	for (int round = 0; round < 6; round++) {
+		uint32_t fill = round % 2 ? 240 : 100, drain = round % 2 ? 3 : 20;
+		while (n < fill) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t id = (uint32_t)(rng >> 33) % N;
+			if (queued[id])
+				continue;
+			uint64_t clock = now + (rng >> 20) % 5000; /* at or after the last taken */
+			sim_rq_push(s, clock, id);
+			queued[id] = clock << 10 | id;
+			n++;
+			bool tree = s->rq_tree;
+			to_tree += tree && n == s->rq_tree_at;
+		}
+		cr_assert(s->rq_tree, "filled to %u of %u: the tree holds the queue", n, N);
+		while (n > drain) {
+			uint64_t want = UINT64_MAX;
+			for (uint32_t i = 0; i < N; i++)
+				if (queued[i] && queued[i] < want)
+					want = queued[i];
+			uint64_t got = sim_rq_pop(s);
+			cr_assert_eq(got, want, "pop %u: %#" PRIx64 ", the earliest is %#" PRIx64,
+				     n, got, want);
+			queued[want & 1023] = 0;
+			now = want >> 10;
+			n--;
+			cr_assert_eq(s->rq_n, n);
+		}
+		to_heap += !s->rq_tree;
+		cr_assert(!s->rq_tree, "drained to %u: the heap has it back", n);
+	}
+	cr_assert_eq(to_tree, 6, "the tree took over on every fill");
+	cr_assert_eq(to_heap, 6);
+	free(s->heap);
+	free(s->rq);
+	free(s);
+}
 
 Test(sim_binding, every_atomic_matches_its_native_row)
 {

@@ -253,8 +253,13 @@ struct sim {
 	/* A far atomic's hold of the line for home_ps's trip, [fails][cas] (sim_model_init). */
 	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;
-	uint64_t *heap; /* keys: clock << KEY_ID_BITS | id */
-	uint32_t heap_n;
+	/* The run queue (sim.c): rq_n CPUs' keys (clock << KEY_ID_BITS | id), in the 4-ary heap
+	 * (SIM_HEAP_SLOTS) or, rq_tree, in the winner tree of 2 rq_leaves nodes. */
+	uint64_t *heap, *rq;
+	const uint64_t *rq_head; /* the earliest key's slot: &heap[0] or &rq[1] */
+	uint32_t rq_leaves, rq_n;
+	uint32_t rq_tree_at; /* the tree takes over from this many queued (UINT32_MAX: never) */
+	bool rq_tree;
 	struct sim_line *lines;
 	size_t lines_n, lines_mask;
 	uint32_t lines_bits;
@@ -320,14 +325,19 @@ static inline uint64_t due_to_ps(uint64_t ns)
 }
 
 /*
- * One compare per step instead of two (clock, then id) is what makes the sift cheap: the
- * heap is walked on nearly every switch. The clock keeps 54 bits of picoseconds (5 hours of
+ * One compare per step instead of two (clock, then id) is what makes the run queue cheap: it
+ * is walked on nearly every switch. The clock keeps 54 bits of picoseconds (5 hours of
  * virtual time), the id the low 10 (SIM_MAX_CPUS).
  */
 #define KEY_ID_BITS   10
 #define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
 
-_Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a heap key");
+/* The run queue's heap for n CPUs: room for the 4 children of the last inner entry. */
+#define SIM_HEAP_SLOTS(n) ((size_t)(n) + 4)
+/* Fewer leaves than this: the run queue is always the heap (sim.c). */
+#define RQ_TREE_MIN_LEAVES 32
+
+_Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a run queue key");
 
 static inline uint64_t key_of(uint64_t clock, uint32_t id)
 {
@@ -343,9 +353,6 @@ static inline uint32_t sim_key_id(uint64_t key)
 {
 	return (uint32_t)(key & ((1u << KEY_ID_BITS) - 1));
 }
-
-/* The run queue's array for n CPUs: room for the 4 children of the last inner entry. */
-#define SIM_HEAP_SLOTS(n) ((size_t)(n) + 4)
 
 /* memory = arm: me has just made an access at t, the newest of its out-of-order window. */
 static inline void win_note(struct sim_cpu *me, uint64_t t)
@@ -367,8 +374,8 @@ static inline void loads_after(const struct sim *s, struct sim_cpu *me, uint64_t
 }
 
 /* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
-void sim_heap_push(struct sim *s, uint64_t clock, uint32_t id);
-uint64_t sim_heap_pop(struct sim *s);
+void sim_rq_push(struct sim *s, uint64_t clock, uint32_t id);
+uint64_t sim_rq_pop(struct sim *s);
 
 /* memory = arm: the word history's table (sim.c), 2^bits slots. 0 or -ENOMEM. */
 int sim_hist_alloc(struct sim *s, uint32_t bits);

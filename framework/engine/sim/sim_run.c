@@ -211,6 +211,7 @@ static void sim_free(struct sim *s)
 		sim_ctx_free(&s->cpus[i].ctx);
 	free(s->cpus);
 	free(s->heap);
+	free(s->rq);
 	free(s->sb);
 	free(s->hist);
 	free(s->shadow);
@@ -275,14 +276,21 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		memset(s->cpus, 0, sizeof(*s->cpus) * ncpus);
 	s->heap = malloc(SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
 	if (s->heap)
-		memset(s->heap, 0xff, SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
+		memset(s->heap, 0xff, SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap)); /* none queued */
+	s->rq_head = s->heap;
+	for (s->rq_leaves = 1; s->rq_leaves < ncpus;)
+		s->rq_leaves *= 2;
+	s->rq_tree_at = s->rq_leaves >= RQ_TREE_MIN_LEAVES ? s->rq_leaves / 4 : UINT32_MAX;
+	s->rq = malloc(2 * s->rq_leaves * sizeof(*s->rq));
+	if (s->rq)
+		memset(s->rq, 0xff, 2 * s->rq_leaves * sizeof(*s->rq)); /* none queued */
 	if (s->weak) { /* every buffer full at once is the most there can be */
 		s->sb_cap = ncpus * SB_PER_CPU;
 		s->sb = calloc(s->sb_cap, sizeof(*s->sb));
 		if (!s->sb || sim_hist_alloc(s, LINES_MIN_BITS))
 			goto out;
 	}
-	if (!s->cpus || !s->heap || engine_result_alloc(res, ncpus, job->n_metrics) ||
+	if (!s->cpus || !s->heap || !s->rq || engine_result_alloc(res, ncpus, job->n_metrics) ||
 	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS) ||
 	    (job->watch_lab_h && sim_shadow_init(s)))
 		goto out;
@@ -305,7 +313,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 		rc = sim_ctx_make(&x->ctx, STACK_SIZE, cpu_main, x);
 		if (rc)
 			goto out;
-		sim_heap_push(s, 0, i);
+		sim_rq_push(s, 0, i);
 	}
 	if (s->agent && s->agent->progress)
 		s->agent_progress = s->agent->progress(s->agent->arg);
@@ -320,7 +328,7 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	host_env_set_clock(job->env, &virt, &saved);
 	cur_sim = s;
 	clock_gettime(CLOCK_MONOTONIC, &h0);
-	s->cur = &s->cpus[sim_key_id(sim_heap_pop(s))];
+	s->cur = &s->cpus[sim_key_id(sim_rq_pop(s))];
 	s->cur->state = CPU_RUNNING;
 	sim_watch_start(s);
 	sim_ctx_switch(&s->main_ctx, &s->cur->ctx);
