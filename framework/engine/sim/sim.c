@@ -1698,8 +1698,9 @@ static inline struct sim_line *line_of_cpu(struct sim *s, struct sim_cpu *me, co
 }
 
 /* Take the turn, price the access, wait for its completion to be the earliest event. */
-static inline struct sim_line *access_begin(struct sim *s, struct sim_cpu *me, const void *p,
-					    enum access kind, const struct sim_write *w)
+static inline __attribute__((always_inline)) struct sim_line *
+access_begin(struct sim *s, struct sim_cpu *me, const void *p, enum access kind,
+	     const struct sim_write *w)
 {
 	struct sim_line *l;
 	uint64_t gen;
