@@ -108,32 +108,25 @@ static const uint64_t binding_samples[] = { 0,		 1,	      2,
 /* ---- the run queue ------------------------------------------------------------------------ */
 
 /*
- * The run queue pops the earliest (clock, id) whichever form holds it: 256 CPUs queued and
- * taken in a seeded random order that fills it past a quarter (the winner tree takes over)
- * and drains it below an eighth (the heap takes it back), several times, each pop checked
- * against a plain scan of what is queued.
+ * The run queue pops the earliest (clock, id) whichever form holds it: 200 CPUs (a tree with
+ * leaves to spare) queued and taken in a seeded random order that fills it past a quarter
+ * (the winner tree takes over) and drains it below an eighth (the heap takes it back), several
+ * times, each pop checked against a plain scan of what is queued.
  */
 Test(sim_rq, pops_in_key_order_through_heap_and_tree)
 {
-	enum { N = 256 };
+	enum { N = 200 };
 	struct sim *s = calloc(1, sizeof(*s));
 	uint64_t queued[N]; /* key, or 0 when not queued (no key is 0 here: clocks from 1) */
 	uint64_t rng = 12345, now = 1;
 	uint32_t n = 0, to_tree = 0, to_heap = 0;
 
 	cr_assert_not_null(s);
-	s->heap = malloc(SIM_HEAP_SLOTS(N) * sizeof(*s->heap));
-	s->rq_leaves = N;
-	s->rq = malloc(2 * N * sizeof(*s->rq));
-	cr_assert(s->heap && s->rq);
-	memset(s->heap, 0xff, SIM_HEAP_SLOTS(N) * sizeof(*s->heap));
-	memset(s->rq, 0xff, 2 * N * sizeof(*s->rq));
-	s->rq_head = s->heap;
-	s->rq_tree_at = N / 4;
+	cr_assert_eq(sim_rq_alloc(s, N), 0);
 	s->horizon = UINT64_MAX;
 	memset(queued, 0, sizeof(queued));
 	for (int round = 0; round < 6; round++) {
-		uint32_t fill = round % 2 ? 240 : 100, drain = round % 2 ? 3 : 20;
+		uint32_t fill = round % 2 ? 190 : 80, drain = round % 2 ? 3 : 20;
 		while (n < fill) {
 			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 			uint32_t id = (uint32_t)(rng >> 33) % N;

@@ -253,8 +253,8 @@ struct sim {
 	/* A far atomic's hold of the line for home_ps's trip, [fails][cas] (sim_model_init). */
 	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;
-	/* The run queue (sim.c): rq_n CPUs' keys (clock << KEY_ID_BITS | id), in the 4-ary heap
-	 * (SIM_HEAP_SLOTS) or, rq_tree, in the winner tree of 2 rq_leaves nodes. */
+	/* The run queue (sim.c, sim_rq_alloc): rq_n CPUs' keys (clock << KEY_ID_BITS | id), in
+	 * the 4-ary heap or, rq_tree, in the winner tree of 2 rq_leaves nodes. */
 	uint64_t *heap, *rq;
 	const uint64_t *rq_head; /* the earliest key's slot: &heap[0] or &rq[1] */
 	uint32_t rq_leaves, rq_n;
@@ -332,11 +332,6 @@ static inline uint64_t due_to_ps(uint64_t ns)
 #define KEY_ID_BITS   10
 #define KEY_CLOCK_MAX ((1ull << (64 - KEY_ID_BITS)) - 1)
 
-/* The run queue's heap for n CPUs: room for the 4 children of the last inner entry. */
-#define SIM_HEAP_SLOTS(n) ((size_t)(n) + 4)
-/* Fewer leaves than this: the run queue is always the heap (sim.c). */
-#define RQ_TREE_MIN_LEAVES 32
-
 _Static_assert(SIM_MAX_CPUS <= 1u << KEY_ID_BITS, "CPU ids must fit a run queue key");
 
 static inline uint64_t key_of(uint64_t clock, uint32_t id)
@@ -374,6 +369,7 @@ static inline void loads_after(const struct sim *s, struct sim_cpu *me, uint64_t
 }
 
 /* The run queue (sim.c): CPU id's clock enters it; the earliest (clock, id) leaves it. */
+int sim_rq_alloc(struct sim *s, uint32_t ncpus); /* empty, for ncpus; 0 or -ENOMEM */
 void sim_rq_push(struct sim *s, uint64_t clock, uint32_t id);
 uint64_t sim_rq_pop(struct sim *s);
 

@@ -274,23 +274,13 @@ int sim_run(const struct engine_job *job, const struct scenario_machine *m,
 	s->cpus = aligned_alloc(LAB_CACHE_LINE, sizeof(*s->cpus) * ncpus); /* line-aligned */
 	if (s->cpus)
 		memset(s->cpus, 0, sizeof(*s->cpus) * ncpus);
-	s->heap = malloc(SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap));
-	if (s->heap)
-		memset(s->heap, 0xff, SIM_HEAP_SLOTS(ncpus) * sizeof(*s->heap)); /* none queued */
-	s->rq_head = s->heap;
-	for (s->rq_leaves = 1; s->rq_leaves < ncpus;)
-		s->rq_leaves *= 2;
-	s->rq_tree_at = s->rq_leaves >= RQ_TREE_MIN_LEAVES ? s->rq_leaves / 4 : UINT32_MAX;
-	s->rq = malloc(2 * s->rq_leaves * sizeof(*s->rq));
-	if (s->rq)
-		memset(s->rq, 0xff, 2 * s->rq_leaves * sizeof(*s->rq)); /* none queued */
 	if (s->weak) { /* every buffer full at once is the most there can be */
 		s->sb_cap = ncpus * SB_PER_CPU;
 		s->sb = calloc(s->sb_cap, sizeof(*s->sb));
 		if (!s->sb || sim_hist_alloc(s, LINES_MIN_BITS))
 			goto out;
 	}
-	if (!s->cpus || !s->heap || !s->rq || engine_result_alloc(res, ncpus, job->n_metrics) ||
+	if (!s->cpus || sim_rq_alloc(s, ncpus) || engine_result_alloc(res, ncpus, job->n_metrics) ||
 	    build_latencies(s, m, topo) || sim_lines_alloc(s, LINES_MIN_BITS) ||
 	    (job->watch_lab_h && sim_shadow_init(s)))
 		goto out;
