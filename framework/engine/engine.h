@@ -143,9 +143,8 @@ struct engine_trial {
 	struct scenario_cfg *cfg;      /* a copy the engine may change */
 	const struct lab_plugin *cmdq; /* the plugins to load, replaced by the engine's builds */
 	const struct lab_plugin *iova;
-	bool oversubscribed; /* out: more busy threads than cores (the scenario allowed it) */
-	/* out: the share of a core each busy thread can have (cores / busy threads when
-	 * oversubscribed; 1 otherwise, as when prepare leaves it 0) */
+	/* in 1, out: the share of a core each busy thread can have, under 1 when there are more
+	 * busy threads than cores (the scenario allowed it): cores / busy threads */
 	double core_share;
 };
 

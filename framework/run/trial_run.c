@@ -506,7 +506,9 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	const struct engine_ops *engine = engine_find(req->cfg->scenario.engine);
 	const struct workload_ops *workload = workload_find(req->cfg->scenario.workload);
 	struct scenario_cfg cfg = *req->cfg;
-	struct engine_trial et = { .cfg = &cfg, .cmdq = req->cmdq, .iova = req->iova };
+	struct engine_trial et = {
+		.cfg = &cfg, .cmdq = req->cmdq, .iova = req->iova, .core_share = 1
+	};
 	int rc;
 
 	res->status = TRIAL_OK;
@@ -525,7 +527,7 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	res->engine = engine->name;
 	/* The same trial, adapted to the engine (the sim: the plugins' sim builds). */
 	rc = engine->prepare(&et, res->error, sizeof(res->error));
-	res->oversubscribed = et.oversubscribed;
+	res->oversubscribed = et.core_share < 1;
 	if (rc) {
 		res->status = TRIAL_FAILED;
 		return rc;
@@ -539,5 +541,5 @@ int trial_run(const struct trial_request *req, struct trial_result *res,
 	prepared.cfg = &cfg;
 	prepared.cmdq = et.cmdq;
 	prepared.iova = et.iova;
-	return run(&prepared, engine, workload, et.core_share > 0 ? et.core_share : 1, res, oracle);
+	return run(&prepared, engine, workload, et.core_share, res, oracle);
 }

@@ -645,9 +645,10 @@ static int native_prepare(struct engine_trial *t, char *err, size_t err_len)
 	bool thread = cfg->smmu.device == DEVICE_THREAD && cfg->scenario.workload != WORKLOAD_IOVA;
 	uint32_t busy = (uint32_t)cfg->scenario.cpus + thread;
 
-	t->oversubscribed = busy > online;
-	t->core_share = t->oversubscribed ? (double)online / busy : 1;
-	if (t->oversubscribed && cfg->scenario.oversubscribe != OVERSUBSCRIBE_ALLOW) {
+	if (busy <= online)
+		return 0;
+	t->core_share = (double)online / busy;
+	if (cfg->scenario.oversubscribe != OVERSUBSCRIBE_ALLOW) {
 		snprintf(
 			err, err_len,
 			"%u busy threads (%llu CPUs%s) on %u online CPUs would measure the "
