@@ -136,10 +136,9 @@ Test(sim_rq, pops_in_key_order_through_heap_and_tree)
 			sim_rq_push(s, clock, id);
 			queued[id] = clock << 10 | id;
 			n++;
-			bool tree = s->rq_tree;
-			to_tree += tree && n == s->rq_tree_at;
+			to_tree += n == s->rq_tree_at && sim_rq_in_tree(s);
 		}
-		cr_assert(s->rq_tree, "filled to %u of %u: the tree holds the queue", n, N);
+		cr_assert(sim_rq_in_tree(s), "filled to %u of %u: the tree holds the queue", n, N);
 		while (n > drain) {
 			uint64_t want = UINT64_MAX;
 			for (uint32_t i = 0; i < N; i++)
@@ -153,8 +152,8 @@ Test(sim_rq, pops_in_key_order_through_heap_and_tree)
 			n--;
 			cr_assert_eq(s->rq_n, n);
 		}
-		to_heap += !s->rq_tree;
-		cr_assert(!s->rq_tree, "drained to %u: the heap has it back", n);
+		to_heap += !sim_rq_in_tree(s);
+		cr_assert(!sim_rq_in_tree(s), "drained to %u: the heap has it back", n);
 	}
 	cr_assert_eq(to_tree, 6, "the tree took over on every fill");
 	cr_assert_eq(to_heap, 6);

@@ -140,7 +140,6 @@ static __attribute__((noinline)) void rq_to_tree(struct sim *s)
 	}
 	for (uint32_t i = leaves - 1; i >= 1; i--)
 		t[i] = t[2 * i] < t[2 * i + 1] ? t[2 * i] : t[2 * i + 1];
-	s->rq_tree = true;
 	s->rq_head = &t[1];
 }
 
@@ -151,7 +150,6 @@ static __attribute__((noinline)) void rq_to_heap(struct sim *s)
 	for (uint32_t i = s->rq_leaves; i < 2 * s->rq_leaves; i++)
 		if (s->rq[i] != UINT64_MAX)
 			heap_insert(s->heap, n++, s->rq[i]);
-	s->rq_tree = false;
 	s->rq_head = &s->heap[0];
 }
 
@@ -163,7 +161,6 @@ int sim_rq_alloc(struct sim *s, uint32_t ncpus)
 		s->rq_leaves *= 2;
 	s->rq_tree_at = s->rq_leaves >= RQ_TREE_MIN_LEAVES ? s->rq_leaves / 4 : UINT32_MAX;
 	s->rq_n = 0;
-	s->rq_tree = false;
 	s->heap = malloc(heap_slots * sizeof(*s->heap));
 	s->rq = malloc(2 * s->rq_leaves * sizeof(*s->rq));
 	if (!s->heap || !s->rq)
@@ -186,7 +183,7 @@ void sim_rq_push(struct sim *s, uint64_t clock, uint32_t id)
 
 	if (clock < s->horizon)
 		s->horizon = clock;
-	if (s->rq_tree) {
+	if (sim_rq_in_tree(s)) {
 		tree_set(s, id, key);
 		s->rq_n++;
 		return;
@@ -200,7 +197,7 @@ uint64_t sim_rq_pop(struct sim *s)
 {
 	uint64_t top = rq_top(s);
 
-	if (s->rq_tree) {
+	if (sim_rq_in_tree(s)) {
 		tree_take_top(s, top);
 		if (--s->rq_n < s->rq_tree_at / 2)
 			rq_to_heap(s);
@@ -219,7 +216,7 @@ static inline __attribute__((always_inline)) uint64_t rq_replace_top(struct sim 
 {
 	uint64_t top = rq_top(s);
 
-	if (s->rq_tree) {
+	if (sim_rq_in_tree(s)) {
 		tree_set(s, id, key_of(clock, id));
 		tree_take_top(s, top);
 	} else {

@@ -254,12 +254,11 @@ struct sim {
 	uint64_t far_hold_home[2][2];
 	struct sim_cpu *cpus;
 	/* The run queue (sim.c, sim_rq_alloc): rq_n CPUs' keys (clock << KEY_ID_BITS | id), in
-	 * the 4-ary heap or, rq_tree, in the winner tree of 2 rq_leaves nodes. */
+	 * the 4-ary heap or (sim_rq_in_tree) in the winner tree of 2 rq_leaves nodes. */
 	uint64_t *heap, *rq;
 	const uint64_t *rq_head; /* the earliest key's slot: &heap[0] or &rq[1] */
 	uint32_t rq_leaves, rq_n;
 	uint32_t rq_tree_at; /* the tree takes over from this many queued (UINT32_MAX: never) */
-	bool rq_tree;
 	struct sim_line *lines;
 	size_t lines_n, lines_mask;
 	uint32_t lines_bits;
@@ -372,6 +371,12 @@ static inline void loads_after(const struct sim *s, struct sim_cpu *me, uint64_t
 int sim_rq_alloc(struct sim *s, uint32_t ncpus); /* empty, for ncpus; 0 or -ENOMEM */
 void sim_rq_push(struct sim *s, uint64_t clock, uint32_t id);
 uint64_t sim_rq_pop(struct sim *s);
+
+/* Whether the winner tree holds the run queue (its head is the tree's root), not the heap. */
+static inline bool sim_rq_in_tree(const struct sim *s)
+{
+	return s->rq_head != s->heap;
+}
 
 /* memory = arm: the word history's table (sim.c), 2^bits slots. 0 or -ENOMEM. */
 int sim_hist_alloc(struct sim *s, uint32_t bits);
