@@ -31,7 +31,7 @@ int engine_result_alloc(struct engine_result *res, uint32_t ncpus, uint32_t n_me
 	for (uint32_t i = 0; i < ncpus; i++) {
 		res->cpus[i].hists = (struct hist *)((char *)res->hist_block + i * per_cpu);
 		for (uint32_t m = 0; m < n_metrics; m++)
-			res->cpus[i].hists[m].min = UINT64_MAX; /* as hist_reset leaves it */
+			hist_clear(&res->cpus[i].hists[m]); /* zero pages: no bucket written */
 	}
 	return 0;
 }

@@ -34,7 +34,9 @@ void hist_reset(struct hist *h);
 /*
  * Empty h, which hist_reset() has set up and only hist_record() has filled since: only the
  * buckets from min's to max's can be non-zero, so only those are cleared (a CPU's warm-up
- * touches a few of the 7424; clearing all of them was 59 KB per CPU per trial).
+ * touches a few of the 7424; clearing all of them was 59 KB per CPU per trial). Memory that
+ * is all zero (fresh anonymous pages) is an empty histogram too: hist_clear() sets it up
+ * without writing a bucket.
  */
 void hist_clear(struct hist *h);
 
