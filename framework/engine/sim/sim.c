@@ -905,7 +905,14 @@ static __attribute__((noinline)) void device_look(struct sim *s, uint64_t now)
 		}
 	}
 #ifndef NDEBUG
-	/* The candidates must have been every CPU a look at all of them would wake. */
+	/*
+	 * The candidates must have been every CPU a look at all of them would wake. That look is
+	 * the O(N) scan the candidates replace, so a trial's first 64 looks are audited and then
+	 * every 1024th: audited every time, the default (debugoptimized) build spent 42% of a
+	 * 256-CPU mcs trial's instructions and 92% of its L1 misses here.
+	 */
+	if (s->looks++ >= 64 && s->looks % 1024)
+		return;
 	for (uint32_t w = 0; w < words; w++)
 		for (uint64_t b = s->dev_parked[w]; b; b &= b - 1) {
 			const struct sim_cpu *x = &s->cpus[w * 64 + (uint32_t)__builtin_ctzll(b)];

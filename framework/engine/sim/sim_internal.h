@@ -292,6 +292,7 @@ struct sim {
 	uintptr_t dirty[SIM_DIRTY_MAX];	     /* lines the device stored into since the last look */
 	uint32_t n_dirty;
 	bool dirty_all; /* more than SIM_DIRTY_MAX: look at every sleeper in dev_parked */
+	uint32_t looks; /* device_look's that found progress (NDEBUG unset: some are audited) */
 	bool hung, failed, oom;
 	bool measure_started;				/* job->on_measure called */
 	uint64_t lab_ops_at_measure, misses_at_measure; /* st's counts then */
