@@ -308,10 +308,14 @@ struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_o
 	env->cpus = aligned_alloc(LAB_CACHE_LINE, sizeof(*env->cpus) * ncpus);
 	env->counters =
 		aligned_alloc(LAB_CACHE_LINE, sizeof(uint64_t) * env->counters_stride * ncpus);
-	if (!env->cpus || !env->counters)
+	/* The queued spinlock's per-CPU nodes: each on its own line, as the kernel's. */
+	env->host.qnodes =
+		aligned_alloc(LAB_CACHE_LINE, sizeof(*env->host.qnodes) * LAB_QNODES * ncpus);
+	if (!env->cpus || !env->counters || !env->host.qnodes)
 		goto err_free;
 	memset(env->cpus, 0, sizeof(*env->cpus) * ncpus);
 	memset(env->counters, 0, sizeof(uint64_t) * env->counters_stride * ncpus);
+	memset(env->host.qnodes, 0, sizeof(*env->host.qnodes) * LAB_QNODES * ncpus);
 	if (clock_setup(&env->clock, virtual_time))
 		goto err_free;
 
@@ -336,6 +340,7 @@ struct host_env *host_env_new(uint32_t ncpus, uint32_t n_counters, bool phases_o
 err_free:
 	free(env->cpus);
 	free(env->counters);
+	free(env->host.qnodes);
 	free(env);
 	return NULL;
 }
@@ -352,6 +357,7 @@ void host_env_free(struct host_env *env)
 	arena_free(env->arena);
 	free(env->cpus);
 	free(env->counters);
+	free(env->host.qnodes);
 	free(env);
 }
 

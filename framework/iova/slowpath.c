@@ -30,7 +30,7 @@ struct iova_node {
 struct iova_slowpath {
 	struct lab_iova_domain dom; /* what plugins get; dom.priv points back here */
 	const struct lab_host *host;
-	struct lab_spinlock lock; /* iova_rbtree_lock */
+	struct lab_qspinlock lock; /* iova_rbtree_lock */
 	struct rb_root root;
 	struct rb_node *cached_node;   /* where the next search above 32 bits starts */
 	struct rb_node *cached32_node; /* same for limits inside the 32-bit space */
@@ -101,13 +101,13 @@ static void sp_lock(struct lab_cpu *c, struct iova_slowpath *sp)
 {
 	uint64_t t0;
 
-	if (lab_spin_trylock(&sp->lock)) {
+	if (lab_qspin_trylock(&sp->lock)) {
 		sp->stats.lock_acquires++;
 		sp_write_domain(sp);
 		return;
 	}
 	t0 = lab_now(c);
-	lab_spin_lock(c, &sp->lock);
+	lab_qspin_lock(c, &sp->lock);
 	sp->stats.lock_acquires++;
 	sp->stats.lock_contended++;
 	sp->stats.lock_wait_ns += lab_now(c) - t0;
@@ -116,7 +116,7 @@ static void sp_lock(struct lab_cpu *c, struct iova_slowpath *sp)
 
 static void sp_unlock(struct iova_slowpath *sp)
 {
-	lab_spin_unlock(&sp->lock);
+	lab_qspin_unlock(&sp->lock);
 }
 
 /* __get_cached_rbnode(): limit is exclusive here, as in __alloc_and_insert_iova_range(). */

@@ -3,7 +3,7 @@
  * slowpath -- the IOVA slow path: the kernel's rbtree allocator (drivers/iommu/iova.c,
  * alloc_iova()/free_iova(), reference section 4.1) re-implemented for the host.
  *
- * One domain, one lock (a struct lab_spinlock, as iova_rbtree_lock), nodes from lab_alloc()
+ * One domain, one lock (a struct lab_qspinlock, as iova_rbtree_lock), nodes from lab_alloc()
  * so that the same code runs natively and under the sim engine. Allocation is top-down first
  * fit from a cached hint (one for the 32-bit space, one above it), always size-aligned to
  * roundup_pow_of_two(size); a 32-bit request that failed remembers its size so that larger

@@ -11,7 +11,11 @@
  *
  * Locking, in the kernel's order: a CPU's rcache lock, then a bin's depot lock, then the
  * domain's tree lock (inside the lab_iova_slow_* calls). Nothing takes them in reverse.
- * Magazine contents are plain memory guarded by those locks, as in the kernel.
+ * Magazine contents are plain memory guarded by those locks, as in the kernel. Each is a
+ * spinlock_t there, a queued spinlock since arm64 v4.18 and x86 v4.2 (struct lab_qspinlock):
+ * where every CPU allocates from a depot that others fill, the depot's and the tree's locks
+ * have a waiter per CPU, and a ticket lock's hand-over, which every waiter re-reads, would
+ * cost the sim O(CPUs) transfers (96 CPUs of configs/nvme-d06-96.ini: 14 us per map).
  */
 #ifndef IOMMULAB_PLUGINS_IOVA_RCACHE_H
 #define IOMMULAB_PLUGINS_IOVA_RCACHE_H
@@ -102,14 +106,14 @@ static const char *const rcache_phases[] = { "cache", "slowpath" };
 
 /* struct iova_cpu_rcache: one per CPU per bin, each on its own cache line. */
 struct rcache_cpu {
-	struct lab_spinlock lock;
+	struct lab_qspinlock lock;
 	struct iova_magazine *loaded;
 	struct iova_magazine *prev;
 } LAB_CACHE_ALIGNED;
 
 /* The shared part of struct iova_rcache: one per bin, its depot under its own lock. */
 struct rcache_bin {
-	struct lab_spinlock lock;
+	struct lab_qspinlock lock;
 	uint32_t depot_size;
 	struct iova_magazine *depot_list;   /* list depot: full magazines through ->next */
 	struct iova_magazine **depot_slots; /* bounded depots: depot_max slots */
@@ -307,7 +311,7 @@ static inline uint64_t rcache_get(struct lab_cpu *c, struct rcache *rc, unsigned
 	bool has_pfn = true;
 	uint64_t pfn = 0;
 
-	lab_spin_lock(c, &cr->lock);
+	lab_qspin_lock(c, &cr->lock);
 	if (!mag_empty(cr->loaded)) {
 		/* use it */
 	} else if (!mag_empty(cr->prev)) {
@@ -320,14 +324,14 @@ static inline uint64_t rcache_get(struct lab_cpu *c, struct rcache *rc, unsigned
 		struct iova_magazine *full = NULL;
 
 		if (rc->ops->pop) {
-			lab_spin_lock(c, &bin->lock);
+			lab_qspin_lock(c, &bin->lock);
 			full = rc->ops->pop(rc, bin);
 			if (full) {
 				/* As the kernel: the empty loaded one is freed, not kept. */
 				mag_free(c, rc, cr->loaded);
 				cr->loaded = full;
 			}
-			lab_spin_unlock(&bin->lock);
+			lab_qspin_unlock(&bin->lock);
 		}
 		if (full) {
 			lab_count(c, RC_DEPOT_POPS, 1);
@@ -338,7 +342,7 @@ static inline uint64_t rcache_get(struct lab_cpu *c, struct rcache *rc, unsigned
 	}
 	if (has_pfn)
 		pfn = mag_pop(cr->loaded, max_pfn);
-	lab_spin_unlock(&cr->lock);
+	lab_qspin_unlock(&cr->lock);
 	if (pfn) {
 		lab_count(c, level, 1);
 		rc_count_down(c, RC_IOVAS_CACHED, 1);
@@ -354,7 +358,7 @@ static inline bool rcache_insert(struct lab_cpu *c, struct rcache *rc, unsigned 
 	struct iova_magazine *to_free = NULL;
 	bool can_insert = true;
 
-	lab_spin_lock(c, &cr->lock);
+	lab_qspin_lock(c, &cr->lock);
 	if (!mag_full(cr->loaded)) {
 		/* room */
 	} else if (!mag_full(cr->prev)) {
@@ -371,12 +375,12 @@ static inline bool rcache_insert(struct lab_cpu *c, struct rcache *rc, unsigned 
 		struct iova_magazine *new_mag = mag_alloc(c, rc);
 
 		if (new_mag) {
-			lab_spin_lock(c, &bin->lock);
+			lab_qspin_lock(c, &bin->lock);
 			if (rc->ops->push(rc, bin, cr->loaded))
 				lab_count(c, RC_DEPOT_PUSHES, 1);
 			else
 				to_free = cr->loaded;
-			lab_spin_unlock(&bin->lock);
+			lab_qspin_unlock(&bin->lock);
 			cr->loaded = new_mag;
 		} else {
 			lab_count(c, RC_MAG_ALLOC_FAILURES, 1);
@@ -387,7 +391,7 @@ static inline bool rcache_insert(struct lab_cpu *c, struct rcache *rc, unsigned 
 		mag_push(cr->loaded, pfn);
 		lab_count(c, RC_IOVAS_CACHED, 1);
 	}
-	lab_spin_unlock(&cr->lock);
+	lab_qspin_unlock(&cr->lock);
 
 	/* A full depot: the whole magazine goes back, in one batch, outside the CPU lock. */
 	if (to_free) {
@@ -406,10 +410,10 @@ static inline void rcache_flush_cpu(struct lab_cpu *c, struct rcache *rc, uint32
 	for (unsigned int b = 0; b < IOVA_RANGE_CACHE_MAX_SIZE; b++) {
 		struct rcache_cpu *cr = rc_cpu(rc, cpu, b);
 
-		lab_spin_lock(c, &cr->lock);
+		lab_qspin_lock(c, &cr->lock);
 		mag_free_pfns(c, rc, cr->loaded, b);
 		mag_free_pfns(c, rc, cr->prev, b);
-		lab_spin_unlock(&cr->lock);
+		lab_qspin_unlock(&cr->lock);
 	}
 }
 
@@ -422,12 +426,12 @@ static inline void rcache_flush_depots(struct lab_cpu *c, struct rcache *rc)
 		struct rcache_bin *bin = &rc->bins[b];
 		struct iova_magazine *mag;
 
-		lab_spin_lock(c, &bin->lock);
+		lab_qspin_lock(c, &bin->lock);
 		while ((mag = rc->ops->pop(rc, bin))) {
 			mag_free_pfns(c, rc, mag, b);
 			mag_free(c, rc, mag);
 		}
-		lab_spin_unlock(&bin->lock);
+		lab_qspin_unlock(&bin->lock);
 	}
 }
 
@@ -441,10 +445,10 @@ static inline void rcache_reclaim_step(struct lab_cpu *c, struct rcache *rc)
 		struct rcache_bin *bin = &rc->bins[b];
 		struct iova_magazine *mag = NULL;
 
-		lab_spin_lock(c, &bin->lock);
+		lab_qspin_lock(c, &bin->lock);
 		if (bin->depot_size > rc->reclaim_above)
 			mag = rc->ops->pop(rc, bin);
-		lab_spin_unlock(&bin->lock);
+		lab_qspin_unlock(&bin->lock);
 		if (mag) {
 			mag_free_pfns(c, rc, mag, b);
 			mag_free(c, rc, mag);

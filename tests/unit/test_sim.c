@@ -181,6 +181,8 @@ struct shared {
 	uint32_t counter LAB_CACHE_ALIGNED;
 	uint32_t plain;
 	struct lab_spinlock lock LAB_CACHE_ALIGNED;
+	struct lab_qspinlock qlock LAB_CACHE_ALIGNED;
+	uint32_t qnodes_left; /* ops that ended with their CPU's queue nodes still in use */
 	uint32_t flag LAB_CACHE_ALIGNED;
 	uint32_t slot[16] LAB_CACHE_ALIGNED;		   /* one line, a word per CPU */
 	uint32_t own[SIM_MAX_CPUS * 16] LAB_CACHE_ALIGNED; /* one line per CPU */
@@ -225,6 +227,25 @@ static int op_ticket(void *arg, struct lab_cpu *c, struct hist *h, bool measurin
 	lab_spin_unlock(&sh->lock);
 	if (measuring)
 		hist_record(&h[0], lab_now(c) - t0);
+	lab_count(c, 0, 1);
+	return 0;
+}
+
+/*
+ * op_ticket's critical section under the queued spinlock, held longer than a line transfer so
+ * that a waiter let in early would overlap the holder.
+ */
+static int op_qspin(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
+{
+	(void)arg;
+	(void)h;
+	(void)measuring;
+	lab_qspin_lock(c, &sh->qlock);
+	uint32_t v = sh->plain;
+	lab_delay_ns(c, 200);
+	sh->plain = v + 1;
+	lab_qspin_unlock(&sh->qlock);
+	sh->qnodes_left += c->host->qnodes[c->id * LAB_QNODES].count != 0;
 	lab_count(c, 0, 1);
 	return 0;
 }
@@ -530,6 +551,58 @@ Test(sim, ticket_lock_excludes_and_waiters_sleep)
 	cr_assert_eq(sh->plain, 3200, "lost updates: %u", sh->plain);
 	cr_assert_eq(o.count0, 3200);
 	cr_assert_gt(o.st.parks, 0);
+}
+
+/*
+ * Mutual exclusion through each of the queued spinlock's paths: the free lock's cmpxchg (1
+ * CPU), the pending waiter (2), the MCS queue behind it (3, 32); every CPU's queue nodes are
+ * given back once it holds the lock, and the lock ends free with no queue.
+ */
+Test(sim, queued_spinlock_excludes_on_every_path)
+{
+	static const uint32_t cpus[] = { 1, 2, 3, 32 };
+
+	for (size_t i = 0; i < LAB_ARRAY_SIZE(cpus); i++) {
+		struct run_out o;
+
+		run(op_qspin, cpus[i], 100, 0, &mach, &o);
+		cr_assert_eq(sh->plain, cpus[i] * 100, "%u CPUs: lost updates: %u", cpus[i],
+			     sh->plain);
+		cr_assert_eq(o.count0, cpus[i] * 100);
+		cr_assert_eq(sh->qnodes_left, 0, "%u CPUs: %u ops left a queue node in use",
+			     cpus[i], sh->qnodes_left);
+		cr_assert(!sh->qlock.lp && !sh->qlock.tail,
+			  "%u CPUs: the lock ends 0x%x, tail 0x%x", cpus[i], sh->qlock.lp,
+			  sh->qlock.tail);
+		if (cpus[i] ==
+		    32) /* with fewer, a pending waiter's own fetch-or may outlast the hold */
+			cr_assert_gt(o.st.parks, 0, "%u CPUs: nobody waited", cpus[i]);
+	}
+}
+
+/*
+ * What the queue is for: a hand-over moves the lock word and one node, so the line transfers
+ * per acquisition do not grow with the waiters; at each hand-over of a ticket lock every
+ * waiter re-reads the word, so its transfers grow with them.
+ */
+Test(sim, queued_spinlock_hand_over_does_not_grow_with_the_waiters, .timeout = 60)
+{
+	static const uint32_t cpus[2] = { 8, 64 };
+	double q[2], t[2];
+
+	for (int i = 0; i < 2; i++) {
+		struct run_out o;
+
+		run(op_qspin, cpus[i], 50, 0, &mach, &o);
+		q[i] = (double)o.st.misses / (double)o.ops;
+		run(op_ticket, cpus[i], 50, 0, &mach, &o);
+		t[i] = (double)o.st.misses / (double)o.ops;
+	}
+	cr_assert_lt(q[1], 1.5 * q[0],
+		     "queued: %.1f transfers per acquisition at 8 CPUs, %.1f at 64", q[0], q[1]);
+	cr_assert_gt(t[1], 4 * t[0], "ticket: %.1f transfers per acquisition at 8 CPUs, %.1f at 64",
+		     t[0], t[1]);
+	cr_assert_lt(q[1], t[1] / 4);
 }
 
 Test(sim, runs_cpus_in_virtual_time_order)

@@ -77,6 +77,9 @@ struct lab_host {
 	/* One iteration of a spin-wait has found its condition false (see LAB_COND_LOAD32). */
 	void (*spin)(struct lab_cpu *c);
 	void *priv; /* host-private */
+	/* ABI 1.2: LAB_QNODES queue nodes per CPU for struct lab_qspinlock, zeroed, CPU i's at
+	 * qnodes[i * LAB_QNODES] (the kernel's per-CPU qnodes[MAX_NODES]). */
+	struct lab_qnode *qnodes;
 };
 
 /* How lab_now() turns the CPU's counter into nanoseconds. Filled in by the host. */
@@ -388,6 +391,127 @@ LAB_INLINE void lab_spin_unlock(struct lab_spinlock *l)
 {
 	/* Only the holder writes owner, so a relaxed read of it is exact. */
 	lab_store32(&l->owner, lab_load32(&l->owner, LAB_RELAXED) + 1, LAB_RELEASE);
+}
+
+/* ---- the kernel's spin_lock(): a queued spinlock ------------------------------------------- */
+
+/*
+ * struct lab_qspinlock is what spinlock_t has been on arm64 since v4.18 and on x86 since v4.2
+ * (kernel/locking/qspinlock.c), re-implemented on lab.h's 32-bit atomics. Free, one cmpxchg
+ * takes it. One waiter sets the pending bit and spins on the lock word; more queue: each swaps
+ * itself into the tail (one xchg) and spins on its own per-CPU node (lab_host.qnodes) until its
+ * predecessor makes it the head, and only the head spins on the lock word. So a hand-over moves
+ * the lock word to the head and one node's line to the next CPU, whatever the number of
+ * waiters, where a ticket lock (lab_spinlock) has every waiter re-read the word at each
+ * hand-over. The kernel keeps locked, pending and the tail in one word and updates its bytes
+ * and halves on their own; lab.h has no narrower access, so here they are two words of one
+ * line: `lp` (locked, pending) and `tail`. Where the kernel's one cmpxchg sees both, this one
+ * reads the tail and then CASes lp, so a CPU that takes the lock on the fast path, or becomes
+ * pending, has seen no queue; the queue's head takes the lock with a CAS (the kernel's byte
+ * store) and clears the tail with another when it was the last; unlock is an atomic and-not of
+ * the locked bit (the kernel's release store of that byte). Zeroed memory is an unlocked lock.
+ * Use it where the kernel takes a spinlock_t (iova_rbtree_lock, the rcache's locks).
+ */
+struct lab_qspinlock {
+	uint32_t lp;   /* LAB_Q_LOCKED | LAB_Q_PENDING */
+	uint32_t tail; /* the last queued CPU: (cpu + 1) << 2 | its node; 0: no queue */
+};
+
+/* Per CPU, one node per context that may be queued at once (task, softirq, hardirq, NMI). */
+#define LAB_QNODES 4
+
+struct lab_qnode {
+	uint32_t locked; /* set by the predecessor: this CPU is the queue's head */
+	uint32_t next;	 /* the successor's tail code; 0: none linked yet */
+	uint32_t count;	 /* node 0 only: this CPU's nodes in use (its own: plain) */
+} LAB_CACHE_ALIGNED;
+
+#define LAB_Q_LOCKED  1u
+#define LAB_Q_PENDING (1u << 8)
+
+/* Take the lock if it is free and nobody queues for it; true if taken (queued_spin_trylock()). */
+LAB_INLINE bool lab_qspin_trylock(struct lab_qspinlock *l)
+{
+	return !lab_load32(&l->lp, LAB_RELAXED) && !lab_load32(&l->tail, LAB_RELAXED) &&
+	       lab_cas32(&l->lp, 0, LAB_Q_LOCKED, LAB_ACQUIRE) == 0;
+}
+
+LAB_INLINE struct lab_qnode *lab_qnode_of(const struct lab_cpu *c, uint32_t tail)
+{
+	return &c->host->qnodes[((tail >> 2) - 1) * LAB_QNODES + (tail & 3)];
+}
+
+/* queued_spin_lock_slowpath(): lp was not free, or a queue was there. */
+static inline void lab_qspin_lock_slow(struct lab_cpu *c, struct lab_qspinlock *l, uint32_t lp)
+{
+	struct lab_qnode *node0 = &c->host->qnodes[c->id * LAB_QNODES], *node;
+	uint32_t idx, tail, old, v, next = 0;
+
+	/* A pending waiter is taking the lock over: look once more (_Q_PENDING_LOOPS). */
+	if (lp == LAB_Q_PENDING)
+		lp = lab_load32(&l->lp, LAB_RELAXED);
+	if (!(lp & LAB_Q_PENDING) && !lab_load32(&l->tail, LAB_RELAXED)) {
+		/* Nobody pending or queued: become the pending waiter, spinning on the word. */
+		lp = lab_fetch_or32(&l->lp, LAB_Q_PENDING, LAB_ACQUIRE);
+		if (!(lp & LAB_Q_PENDING)) {
+			if (lp & LAB_Q_LOCKED)
+				LAB_COND_LOAD32(c, &l->lp, v, !(v & LAB_Q_LOCKED), LAB_ACQUIRE);
+			/* clear_pending_set_locked(): nobody else changes lp while we are pending.
+			 */
+			lab_store32(&l->lp, LAB_Q_LOCKED, LAB_RELAXED);
+			return;
+		}
+	}
+	idx = node0->count++;
+	if (idx >= LAB_QNODES) { /* nested deeper than the nodes: spin on the lock */
+		while (!lab_qspin_trylock(l))
+			lab_spin_wait(c, &l->lp);
+		node0->count--;
+		return;
+	}
+	node = node0 + idx;
+	tail = (c->id + 1) << 2 | idx;
+	lab_store32(&node->locked, 0, LAB_RELAXED);
+	lab_store32(&node->next, 0, LAB_RELAXED);
+	if (lab_qspin_trylock(l))
+		goto release;
+	/* xchg_tail(): the node's initialisation published with it (the kernel's smp_wmb()). */
+	old = lab_xchg32(&l->tail, tail, LAB_ACQ_REL);
+	if (old) {
+		/* Link behind the previous tail and spin on our own node until we are head. */
+		lab_store32(&lab_qnode_of(c, old)->next, tail, LAB_RELEASE);
+		LAB_COND_LOAD32(c, &node->locked, v, v != 0, LAB_ACQUIRE);
+		next = lab_load32(&node->next, LAB_RELAXED);
+	}
+	/* The head: wait for the owner and the pending waiter to go, then take the lock. */
+	do
+		LAB_COND_LOAD32(c, &l->lp, v, !(v & (LAB_Q_LOCKED | LAB_Q_PENDING)), LAB_ACQUIRE);
+	while (lab_cas32(&l->lp, 0, LAB_Q_LOCKED, LAB_ACQUIRE) != 0);
+	/* The last in the queue: empty it. Else hand the head on. */
+	if (!next && lab_cas32(&l->tail, tail, 0, LAB_RELAXED) == tail)
+		goto release;
+	if (!next)
+		LAB_COND_LOAD32(c, &node->next, next, next != 0, LAB_RELAXED);
+	lab_store32(&lab_qnode_of(c, next)->locked, 1, LAB_RELEASE);
+release:
+	node0->count--;
+}
+
+/* Take the lock (queued_spin_lock()). */
+LAB_INLINE void lab_qspin_lock(struct lab_cpu *c, struct lab_qspinlock *l)
+{
+	uint32_t lp = LAB_Q_LOCKED;
+
+	if (!lab_load32(&l->tail, LAB_RELAXED) &&
+	    !(lp = lab_cas32(&l->lp, 0, LAB_Q_LOCKED, LAB_ACQUIRE)))
+		return;
+	lab_qspin_lock_slow(c, l, lp);
+}
+
+/* Release it (queued_spin_unlock(): the kernel's release store of the locked byte). */
+LAB_INLINE void lab_qspin_unlock(struct lab_qspinlock *l)
+{
+	lab_fetch_andnot32(&l->lp, LAB_Q_LOCKED, LAB_RELEASE);
 }
 
 /* ---- memory, counters, phases ------------------------------------------------------------ */

@@ -23,7 +23,7 @@
 
 #define LAB_PLUGIN_MAGIC 0x494f4d4cu /* "IOML" */
 #define LAB_ABI_MAJOR	 1
-#define LAB_ABI_MINOR	 1 /* 1: struct lab_smmu nqueues, qidx, queue (cmdq.h) */
+#define LAB_ABI_MINOR	 2 /* 1: struct lab_smmu nqueues, qidx, queue (cmdq.h); 2: lab_host qnodes */
 
 #define LAB_PLUGIN_ENTRY      iommulab_plugin_entry
 #define LAB_PLUGIN_ENTRY_NAME "iommulab_plugin_entry"
