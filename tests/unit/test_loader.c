@@ -56,7 +56,7 @@ Test(loader, refuses_another_abi_major, .timeout = 10)
 	struct loaded_plugin p;
 
 	cr_assert_lt(load("cmdq-bad_abi.so", &p), 0);
-	cr_assert(strstr(err, "cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.1"), "%s", err);
+	cr_assert(strstr(err, "cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.2"), "%s", err);
 }
 
 Test(loader, refuses_a_missing_entry_and_says_dlerror, .timeout = 10)
@@ -244,7 +244,7 @@ Test(loader, a_refusal_in_the_child_reads_as_it_always_did, .timeout = 10)
 
 	/* the child's text comes back byte for byte, and its -errno with it */
 	cr_assert_eq(load("cmdq-bad_abi.so", &p), -EPROTO);
-	cr_assert_str_eq(err, FIXTURES "/cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.1: "
+	cr_assert_str_eq(err, FIXTURES "/cmdq-bad_abi.so: ABI 2.0, host speaks 1.0 to 1.2: "
 				       "rebuild the plugin against this host's headers");
 	cr_assert_eq(load("cmdq-missing.so", &p), -ENOEXEC);
 	cr_assert_eq(load("cmdq-no_entry.so", &p), -ENOENT);
