@@ -3,7 +3,8 @@
  * spinlock -- the command queue before the lock-free rework (Linux v4.20 .. v5.3,
  * drivers/iommu/arm-smmu-v3.c; reverted to by Rahul Singh's Xen port).
  *
- * One spinlock guards the software prod/cons, the space check, the entry writes and the
+ * One spinlock (spin_lock_irqsave(): on arm64 since v4.18 the queued spinlock, struct
+ * lab_qspinlock) guards the software prod/cons, the space check, the entry writes and the
  * PROD register: every command is written and published with its own PROD write
  * (queue_inc_prod() did a writel per command), and a full queue is waited out by polling
  * CONS with the lock held. The caller's commands go in under one hold of the lock, so they
@@ -46,7 +47,7 @@ struct sl_config {
 };
 
 struct sl_state {
-	struct lab_spinlock lock LAB_CACHE_ALIGNED;
+	struct lab_qspinlock lock LAB_CACHE_ALIGNED;
 	/* Under the lock (still lab.h accesses: the sim must see every shared access). */
 	uint32_t prod;	      /* software PROD, IDX | WRP */
 	uint32_t cons;	      /* last CONS read */
@@ -159,7 +160,7 @@ static void sl_lock(struct lab_cpu *c, struct sl_state *st)
 {
 	uint64_t t0 = lab_now(c);
 
-	lab_spin_lock(c, &st->lock);
+	lab_qspin_lock(c, &st->lock);
 	lab_count(c, SL_CNT_LOCK_WAIT_NS, lab_now(c) - t0);
 }
 
@@ -179,7 +180,7 @@ static int sl_sync_msi(struct lab_cpu *c, struct sl_state *st)
 		sl_insert(c, st, &sync);
 		lab_count(c, SL_CNT_SYNCS_ISSUED, 1);
 	}
-	lab_spin_unlock(&st->lock);
+	lab_qspin_unlock(&st->lock);
 
 	lab_phase(c, SL_PH_SYNC_WAIT);
 	deadline = lab_now(c) + SL_SYNC_TIMEOUT_NS;
@@ -199,7 +200,7 @@ static int sl_sync_drain(struct lab_cpu *c, struct sl_state *st)
 	lab_phase(c, SL_PH_SYNC_WAIT);
 	sl_poll_cons(c, st, true, lab_now(c) + SL_SYNC_TIMEOUT_NS);
 	rc = sl_cons_ok(st, lab_load32(&st->cons, LAB_RELAXED), true) ? 0 : -ETIMEDOUT;
-	lab_spin_unlock(&st->lock);
+	lab_qspin_unlock(&st->lock);
 	return rc;
 }
 
@@ -216,7 +217,7 @@ static int sl_issue(struct lab_cpu *c, void *state, const struct lab_cmd *cmds, 
 	for (uint32_t i = 0; i < n; i++)
 		sl_insert(c, st, &cmds[i]);
 	if (!sync) {
-		lab_spin_unlock(&st->lock);
+		lab_qspin_unlock(&st->lock);
 		return 0;
 	}
 	return st->msi ? sl_sync_msi(c, st) : sl_sync_drain(c, st);

@@ -624,13 +624,16 @@ Test(cli, iova_irq_cpus_sleep_until_the_next_completion_and_miss_none, .timeout 
 	csv_free(&t);
 }
 
-/* John Garry's NVMe profile, shortened: the unmaps (one CMD_SYNC each) run on the IRQ CPUs. */
+/*
+ * John Garry's NVMe profile, shortened: the unmaps (one CMD_SYNC each) run on the IRQ CPUs. The
+ * config's own 10 ms warm-up: in the first milliseconds every CPU's cache is empty and the maps
+ * queue on the tree lock.
+ */
 Test(cli, nvme_d06_96_runs_and_unmaps_through_the_cmdq, .timeout = 120)
 {
 	char out[300];
 
-	run_config("nvme-d06-96.ini",
-		   (const char *const[]){ "duration_ms=1", "warmup_ms=1", NULL });
+	run_config("nvme-d06-96.ini", (const char *const[]){ "duration_ms=1", NULL });
 	snprintf(out, sizeof(out), "%s/nvme-d06-96.ini.out", tmp);
 	struct csv_table t;
 	load_trials(out, &t);
@@ -1000,11 +1003,11 @@ static const char *stderr_text(void)
 }
 
 /*
- * The steady-state check. iova-remote-free on 64 simulated CPUs with a 2 ms warm-up has not
- * settled (the freeing CPUs' magazines and the tree still filling: its ops/s more than doubles
- * from the first half of the window to the second): every trial says so, with the drift in
- * trials.csv and a count in the summary, and stays ok (the figures are measured, the
- * experiment too short). The cmdq ways loop on the sim settles at once: no note.
+ * The steady-state check. iova-remote-free on 64 simulated CPUs with a 1 ms warm-up and 4 ms
+ * measured has not settled (the freeing CPUs' magazines, the depot and the tree still filling:
+ * its ops/s grows by 40-50% from the first half of the window to the second): every trial says
+ * so, with the drift in trials.csv and a count in the summary, and stays ok (the figures are
+ * measured, the experiment too short). The cmdq ways loop on the sim settles at once: no note.
  */
 Test(cli, a_trial_not_in_steady_state_is_reported, .timeout = 120)
 {
@@ -1021,9 +1024,9 @@ Test(cli, a_trial_not_in_steady_state_is_reported, .timeout = 120)
 			     "--set",
 			     "sweep.cpus=64",
 			     "--set",
-			     "warmup_ms=2",
+			     "warmup_ms=1",
 			     "--set",
-			     "duration_ms=10",
+			     "duration_ms=4",
 			     "--set",
 			     "repeats=1",
 			     "--out",
@@ -1111,11 +1114,12 @@ Test(cli, a_trial_whose_fairness_collapsed_is_reported, .timeout = 120)
 }
 
 /*
- * The duration check. The spinlock queue at 256 simulated CPUs takes about 7 ms an op: with
- * 2 ms measured (cmdq-beyond's 100 ms shortened) its ops run to 8 ms, a few fall in the
- * window and its ops/s is a quarter of what 100 ms measure. The run says so (a note, the
- * overrun in trials.csv, a count in the summary and in --format json), and the trial stays
- * ok. mcs at the same point takes 0.1 ms: no overrun.
+ * The duration check. biglock at 256 simulated CPUs takes about 5 ms an op (its ticket lock
+ * held across each round trip): with 2 ms measured (cmdq-beyond's 100 ms shortened) its ops
+ * run past the window by more than half of it, few fall in it and its ops/s is well below
+ * what 100 ms measure. The run says so (a note, the overrun in trials.csv, a count in the
+ * summary and in --format json), and the trial stays ok. mcs at the same point takes 0.1 ms:
+ * no overrun.
  */
 Test(cli, a_trial_too_short_for_its_ops_is_reported, .timeout = 120)
 {
@@ -1130,7 +1134,7 @@ Test(cli, a_trial_too_short_for_its_ops_is_reported, .timeout = 120)
 			       "--set",
 			       "sweep.cpus=256",
 			       "--set",
-			       "plugins.cmdq=spinlock, mcs",
+			       "plugins.cmdq=biglock, mcs",
 			       "--set",
 			       "warmup_ms=1",
 			       "--set",
@@ -1141,18 +1145,18 @@ Test(cli, a_trial_too_short_for_its_ops_is_reported, .timeout = 120)
 			       out,
 			       NULL };
 	cr_assert_eq(run_to(argv, NULL, path), 0, "%s", stderr_text());
-	cr_assert(strstr(stderr_text(), "(spinlock cpus=256) note: too short for its ops: its ops "
+	cr_assert(strstr(stderr_text(), "(biglock cpus=256) note: too short for its ops: its ops "
 					"ran "),
 		  "%s", stderr_text());
 	cr_assert(strstr(cli_slurp_path(path), "\"overran\": 1,"), "%s", cli_slurp_path(path));
 	load_trials(out, &t);
 	cr_assert_eq(t.n_rows, 2);
 	for (size_t r = 0; r < t.n_rows; r++) {
-		bool spin = !strcmp(str(&t, r, "plugin"), "spinlock");
+		bool big = !strcmp(str(&t, r, "plugin"), "biglock");
 		double o = num(&t, r, "window_overrun");
 
 		cr_assert(status_is(&t, r, "ok"), "%s", str(&t, r, "status"));
-		cr_assert(spin ? o > 1.0 : o > -0.10 && o < 0.10, "%s: overrun %g",
+		cr_assert(big ? o > 0.5 : o > -0.10 && o < 0.10, "%s: overrun %g",
 			  str(&t, r, "plugin"), o);
 	}
 	csv_free(&t);
