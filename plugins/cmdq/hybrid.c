@@ -19,13 +19,12 @@
  * newcomers still take the lock-free path (Garry's objection: a newcomer's first CAS still
  * races the lock holder's). The lock is `lock = mcs` (the default: arm64's spin_lock() has been
  * the MCS-queued qspinlock since Will's c11090474d70, v4.18, so "the queueing in the spinlock"
- * is MCS queueing; here a plain MCS lock, each waiter spinning on its own line, without
- * qspinlock's pending-bit fast path) or `ticket` (the arm64 ticket lock before v4.18, every
- * waiter on one line, for comparison). The queue-full wait happens inside
- * the CAS loop with the lock held (Will's draft dropped it around the wait; holding it keeps the
- * FIFO order and cannot deadlock, since the shadow cons is advanced by the exclusive trylock or
- * the last CMD_SYNC waiter, neither of which needs this lock). Everything after the
- * reservation is the cmpxchg strategy's.
+ * is MCS queueing: struct lab_qspinlock, a waiter spinning on its own node past the first) or
+ * `ticket` (the arm64 ticket lock before v4.18, every waiter on one line, for comparison). The
+ * queue-full wait happens inside the CAS loop with the lock held (Will's draft dropped it around
+ * the wait; holding it keeps the FIFO order and cannot deadlock, since the shadow cons is advanced
+ * by the exclusive trylock or the last CMD_SYNC waiter, neither of which needs this lock).
+ * Everything after the reservation is the cmpxchg strategy's.
  */
 #include "llq.h"
 
@@ -46,16 +45,10 @@ struct hy_config {
 	int lock; /* enum hy_lock_kind */
 };
 
-struct hy_node {
-	uint32_t locked; /* 1 while waiting: the predecessor clears it */
-	uint32_t next;	 /* successor's CPU id + 1; 0: none yet */
-} LAB_CACHE_ALIGNED;
-
 struct hy_state {
 	struct llq q;
 	struct lab_spinlock slock LAB_CACHE_ALIGNED;
-	uint32_t tail LAB_CACHE_ALIGNED; /* MCS: CPU id + 1 of the last waiter; 0: free */
-	struct hy_node *nodes;		 /* MCS: one per CPU */
+	struct lab_qspinlock qlock LAB_CACHE_ALIGNED;
 	uint32_t tries;
 	enum hy_lock_kind kind;
 };
@@ -75,19 +68,9 @@ static int hy_init(const struct lab_cmdq_setup *s, void **state)
 		goto err_free;
 	st->tries = cfg && cfg->tries ? (uint32_t)cfg->tries : 1;
 	st->kind = cfg ? (enum hy_lock_kind)cfg->lock : HY_LOCK_MCS;
-	if (st->kind == HY_LOCK_MCS) {
-		st->nodes = lab_alloc(s->host, sizeof(*st->nodes) * (s->ncpus ? s->ncpus : 1));
-		if (!st->nodes) {
-			snprintf(s->err, s->err_len, "out of memory for %u MCS nodes", s->ncpus);
-			rc = -ENOMEM;
-			goto err_fini;
-		}
-	}
 	*state = st;
 	return 0;
 
-err_fini:
-	llq_fini(&st->q);
 err_free:
 	lab_free(s->host, st);
 	return rc;
@@ -98,37 +81,8 @@ static void hy_fini(void *state)
 	struct hy_state *st = state;
 	const struct lab_host *h = st->q.host;
 
-	lab_free(h, st->nodes);
 	llq_fini(&st->q);
 	lab_free(h, st);
-}
-
-static void hy_mcs_lock(struct lab_cpu *c, struct hy_state *st)
-{
-	struct hy_node *me = &st->nodes[c->id];
-	uint32_t prev, v;
-
-	lab_store32(&me->next, 0, LAB_RELAXED);
-	lab_store32(&me->locked, 1, LAB_RELAXED);
-	prev = lab_xchg32(&st->tail, c->id + 1, LAB_ACQ_REL);
-	if (!prev)
-		return;
-	lab_store32(&st->nodes[prev - 1].next, c->id + 1, LAB_RELEASE);
-	LAB_COND_LOAD32(c, &me->locked, v, v == 0, LAB_ACQUIRE);
-}
-
-static void hy_mcs_unlock(struct lab_cpu *c, struct hy_state *st)
-{
-	struct hy_node *me = &st->nodes[c->id];
-	uint32_t next = lab_load32(&me->next, LAB_ACQUIRE);
-
-	if (!next) {
-		if (lab_cas32(&st->tail, c->id + 1, 0, LAB_RELEASE) == c->id + 1)
-			return;
-		/* A successor swapped the tail but has not linked itself yet. */
-		LAB_COND_LOAD32(c, &me->next, next, next != 0, LAB_ACQUIRE);
-	}
-	lab_store32(&st->nodes[next - 1].locked, 0, LAB_RELEASE);
 }
 
 static void hy_lock(struct lab_cpu *c, struct hy_state *st)
@@ -136,16 +90,16 @@ static void hy_lock(struct lab_cpu *c, struct hy_state *st)
 	uint64_t t0 = lab_now(c);
 
 	if (st->kind == HY_LOCK_MCS)
-		hy_mcs_lock(c, st);
+		lab_qspin_lock(c, &st->qlock);
 	else
 		lab_spin_lock(c, &st->slock);
 	lab_count(c, HY_CNT_SLOCK_NS, lab_now(c) - t0);
 }
 
-static void hy_unlock(struct lab_cpu *c, struct hy_state *st)
+static void hy_unlock(struct hy_state *st)
 {
 	if (st->kind == HY_LOCK_MCS)
-		hy_mcs_unlock(c, st);
+		lab_qspin_unlock(&st->qlock);
 	else
 		lab_spin_unlock(&st->slock);
 }
@@ -161,7 +115,7 @@ static uint32_t hy_reserve(struct lab_cpu *c, struct hy_state *st, uint32_t need
 	lab_count(c, HY_CNT_FALLBACKS, 1);
 	hy_lock(c, st);
 	prod = llq_reserve(c, &st->q, need, need, 0);
-	hy_unlock(c, st);
+	hy_unlock(st);
 	return prod;
 }
 

@@ -215,15 +215,21 @@ static int op_cas(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 	return 0;
 }
 
+/* A critical section: a plain read-modify-write across a delay, which two holders would lose. */
+static void critical(struct lab_cpu *c, uint64_t hold_ns)
+{
+	uint32_t v = sh->plain;
+
+	lab_delay_ns(c, hold_ns);
+	sh->plain = v + 1;
+}
+
 static int op_ticket(void *arg, struct lab_cpu *c, struct hist *h, bool measuring)
 {
 	uint64_t t0 = lab_now(c);
 	(void)arg;
 	lab_spin_lock(c, &sh->lock);
-	/* Mutual exclusion: a plain read-modify-write across a delay would lose updates. */
-	uint32_t v = sh->plain;
-	lab_delay_ns(c, 10);
-	sh->plain = v + 1;
+	critical(c, 10);
 	lab_spin_unlock(&sh->lock);
 	if (measuring)
 		hist_record(&h[0], lab_now(c) - t0);
@@ -241,9 +247,7 @@ static int op_qspin(void *arg, struct lab_cpu *c, struct hist *h, bool measuring
 	(void)h;
 	(void)measuring;
 	lab_qspin_lock(c, &sh->qlock);
-	uint32_t v = sh->plain;
-	lab_delay_ns(c, 200);
-	sh->plain = v + 1;
+	critical(c, 200);
 	lab_qspin_unlock(&sh->qlock);
 	sh->qnodes_left += c->host->qnodes[c->id * LAB_QNODES].count != 0;
 	lab_count(c, 0, 1);
