@@ -30,9 +30,10 @@
 
 #define HY_MAX_TRIES 16
 
+/* The `lock` parameter's choices, in order: "ticket", "mcs" (the queued spinlock). */
 enum hy_lock_kind {
 	HY_LOCK_TICKET,
-	HY_LOCK_MCS,
+	HY_LOCK_QUEUED,
 };
 
 enum hy_counter {
@@ -67,7 +68,7 @@ static int hy_init(const struct lab_cmdq_setup *s, void **state)
 	if (rc)
 		goto err_free;
 	st->tries = cfg && cfg->tries ? (uint32_t)cfg->tries : 1;
-	st->kind = cfg ? (enum hy_lock_kind)cfg->lock : HY_LOCK_MCS;
+	st->kind = cfg ? (enum hy_lock_kind)cfg->lock : HY_LOCK_QUEUED;
 	*state = st;
 	return 0;
 
@@ -89,7 +90,7 @@ static void hy_lock(struct lab_cpu *c, struct hy_state *st)
 {
 	uint64_t t0 = lab_now(c);
 
-	if (st->kind == HY_LOCK_MCS)
+	if (st->kind == HY_LOCK_QUEUED)
 		lab_qspin_lock(c, &st->qlock);
 	else
 		lab_spin_lock(c, &st->slock);
@@ -98,7 +99,7 @@ static void hy_lock(struct lab_cpu *c, struct hy_state *st)
 
 static void hy_unlock(struct hy_state *st)
 {
-	if (st->kind == HY_LOCK_MCS)
+	if (st->kind == HY_LOCK_QUEUED)
 		lab_qspin_unlock(&st->qlock);
 	else
 		lab_spin_unlock(&st->slock);

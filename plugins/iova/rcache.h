@@ -15,7 +15,7 @@
  * spinlock_t there, a queued spinlock since arm64 v4.18 and x86 v4.2 (struct lab_qspinlock):
  * where every CPU allocates from a depot that others fill, the depot's and the tree's locks
  * have a waiter per CPU, and a ticket lock's hand-over, which every waiter re-reads, would
- * cost the sim O(CPUs) transfers (96 CPUs of configs/nvme-d06-96.ini: 14 us per map).
+ * cost the sim O(CPUs) transfers (96 CPUs of configs/nvme-d06-96.ini: 28 us per map).
  */
 #ifndef IOMMULAB_PLUGINS_IOVA_RCACHE_H
 #define IOMMULAB_PLUGINS_IOVA_RCACHE_H
