@@ -328,6 +328,8 @@ static const struct {
 	{ "swap_mutex", "tas_lock", 1 },
 	/* lh_incdec_refcount: a fetch-add to acquire, a fetch-sub to release: two atomic_adds */
 	{ "incdec_refcount", "atomic_add", 2 },
+	/* lh_queued_spinlock: the kernel's qspinlock (pending bit, MCS queue of per-CPU nodes) */
+	{ "queued_spinlock", "qspin_lock", 1 },
 };
 
 static const struct {
@@ -448,8 +450,9 @@ static int load_lockhammer(const char *path, char *text, struct calib_curve *c, 
 	}
 	if (!c->n_used)
 		return set_err(err, len, -ENODATA,
-			       "%s: no lockhammer row of workload 'ticket_spinlock', 'swap_mutex' "
-			       "or 'incdec_refcount' (what the micro ops are compared with)",
+			       "%s: no lockhammer row of workload 'ticket_spinlock', 'swap_mutex', "
+			       "'incdec_refcount' or 'queued_spinlock' (what the micro ops are "
+			       "compared with)",
 			       path);
 	return 0;
 }

@@ -321,7 +321,7 @@ static void check_micro_critical(struct loader *L)
 				L, e, e ? e->line : 0, "workload.micro", "critical_ns",
 				"is work done holding a lock, and op = %s takes none: drop "
 				"critical_ns or run a lock op (ticket_lock, tas_lock, ttas_lock, "
-				"mcs_lock, clh_lock)",
+				"mcs_lock, clh_lock, qspin_lock)",
 				op);
 			return;
 		}

@@ -470,14 +470,16 @@ void scenario_machine_describe(const struct scenario_machine *m, char *buf, size
 	param_free_strings(t, n, &ref);
 }
 
-static const char *const micro_op_choices[] = { "atomic_add", "cas_add",  "ticket_lock", "tas_lock",
-						"ttas_lock",  "mcs_lock", "clh_lock",	 NULL };
+static const char *const micro_op_choices[] = { "atomic_add", "cas_add",    "ticket_lock",
+						"tas_lock",   "ttas_lock",  "mcs_lock",
+						"clh_lock",   "qspin_lock", NULL };
 static const char *const micro_mode_choices[] = { "latency", "throughput", NULL };
 
 static const struct lab_param wl_micro_params[] = {
 	P(scenario_wl_micro, op, LAB_PARAM_ENUM, "atomic_add", 0, 0, micro_op_choices,
 	  "the primitive every CPU repeats on one shared line: fetch-add, CAS retry loop, or "
-	  "a lock (ticket, test-and-set, test-and-test-and-set, MCS, CLH) around an increment"),
+	  "a lock (ticket, test-and-set, test-and-test-and-set, MCS, CLH, the kernel's queued "
+	  "spinlock) around an increment"),
 	P(scenario_wl_micro, think_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,
 	  "local work after each op (0: back to back)"),
 	P(scenario_wl_micro, critical_ns, LAB_PARAM_UINT, "0", 0, NS_MAX, NULL,

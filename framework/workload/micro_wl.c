@@ -29,7 +29,9 @@
 /* Everything the CPUs share sits in one cache line: the point of the workload. */
 struct micro_line {
 	struct lab_spinlock lock;
-	uint64_t counter; /* atomic_add / cas_add: atomically; ticket_lock: under the lock */
+	uint64_t counter; /* atomic_add / cas_add: atomically; ticket_lock, qspin_lock: under the
+			     lock */
+	struct lab_qspinlock qlock;
 } __attribute__((aligned(LAB_CACHE_LINE)));
 
 /*
@@ -198,6 +200,16 @@ static inline void one_op(struct micro_wl *w, struct lab_cpu *c)
 	case MICRO_MCS_LOCK:
 		mcs_op(w, c);
 		break;
+	case MICRO_QSPIN_LOCK:
+		/* As ticket_lock: the counter shares the lock's line (the queue nodes are the
+		 * host's, one line each). */
+		lab_qspin_lock(c, &l->qlock);
+		if (w->critical_ns)
+			lab_delay_ns(c, w->critical_ns);
+		v = lab_load64(&l->counter, LAB_RELAXED);
+		lab_store64(&l->counter, v + 1, LAB_RELAXED);
+		lab_qspin_unlock(&l->qlock);
+		break;
 	default:
 		clh_op(w, c);
 		break;
@@ -308,7 +320,9 @@ const char *micro_wl_error(struct micro_wl *w)
 {
 	uint64_t done = 0;
 
-	uint64_t counter = w->op <= MICRO_TICKET_LOCK ? w->line.counter : w->data.counter;
+	uint64_t counter = w->op <= MICRO_TICKET_LOCK || w->op == MICRO_QSPIN_LOCK
+				   ? w->line.counter
+				   : w->data.counter;
 
 	for (uint32_t i = 0; i < w->ncpus; i++)
 		done += w->done[i].n;

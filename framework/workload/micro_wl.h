@@ -18,6 +18,9 @@
  *                its own node until its predecessor hands over;
  *   clh_lock     Craig, Landin and Hagersten: each CPU spins on its predecessor's node and
  *                takes that node over when it releases.
+ * And the kernel's spin_lock(), against lockhammer's queued_spinlock (a port of the kernel's):
+ *   qspin_lock   lab.h's queued spinlock (struct lab_qspinlock, the host's per-CPU queue
+ *                nodes) around a plain increment of a counter in the lock's line.
  * Every lock op can hold its lock for critical_ns of local work (micro_wl_set_critical).
  */
 #ifndef IOMMULAB_MICRO_WL_H
@@ -38,6 +41,7 @@ enum micro_op {
 	MICRO_TTAS_LOCK,
 	MICRO_MCS_LOCK,
 	MICRO_CLH_LOCK,
+	MICRO_QSPIN_LOCK,
 	MICRO_N_OPS
 };
 enum micro_mode { MICRO_LATENCY = 0, MICRO_THROUGHPUT };

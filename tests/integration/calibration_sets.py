@@ -76,6 +76,10 @@ DOCUMENTED = {
         ("ticket_lock", 16): 8.0,
     },
     "lockhammer-x86-3": {
+        ("qspin_lock", 1): 17.2, ("qspin_lock", 2): 509.2, ("qspin_lock", 4): 1.3,
+        ("qspin_lock", 8): -14.5, ("qspin_lock", 16): -24.1, ("qspin_lock", 24): -25.7,
+        ("qspin_lock", 32): -28.8, ("qspin_lock", 44): -30.7, ("qspin_lock", 48): -45.7,
+        ("qspin_lock", 64): -48.8, ("qspin_lock", 72): -50.8, ("qspin_lock", 88): -50.9,
         ("atomic_add", 1): -19.6, ("atomic_add", 2): 90.0, ("atomic_add", 4): -10.7,
         ("atomic_add", 8): -5.6, ("atomic_add", 16): -1.3, ("atomic_add", 24): -4.3,
         ("atomic_add", 32): -3.6, ("atomic_add", 44): -3.5, ("atomic_add", 48): 0.7,
@@ -90,6 +94,10 @@ DOCUMENTED = {
         ("ticket_lock", 64): 0.2, ("ticket_lock", 72): 1.5, ("ticket_lock", 88): 1.2,
     },
     "lockhammer-x86-3-c200-p1000": {
+        ("qspin_lock", 1): 0.9, ("qspin_lock", 2): -13.1, ("qspin_lock", 4): -16.6,
+        ("qspin_lock", 8): 8.2, ("qspin_lock", 16): 11.4, ("qspin_lock", 24): 11.9,
+        ("qspin_lock", 32): 14.5, ("qspin_lock", 44): 14.6, ("qspin_lock", 48): -3.5,
+        ("qspin_lock", 64): -14.7, ("qspin_lock", 72): -17.1, ("qspin_lock", 88): -22.1,
         ("tas_lock", 1): -0.1, ("tas_lock", 2): -11.7, ("tas_lock", 4): -15.8,
         ("tas_lock", 8): 9.4, ("tas_lock", 16): 6.1, ("tas_lock", 24): 6.6, ("tas_lock", 32): 9.5,
         ("tas_lock", 44): 8.9, ("tas_lock", 48): -51.6, ("tas_lock", 64): -41.8,
@@ -100,6 +108,10 @@ DOCUMENTED = {
         ("ticket_lock", 72): -41.4, ("ticket_lock", 88): -40.7,
     },
     "lockhammer-x86-3-c1000-p0": {
+        ("qspin_lock", 1): 0.8, ("qspin_lock", 2): 19.0, ("qspin_lock", 4): 20.3,
+        ("qspin_lock", 8): 23.9, ("qspin_lock", 16): 20.8, ("qspin_lock", 24): 22.6,
+        ("qspin_lock", 32): 21.0, ("qspin_lock", 44): 21.6, ("qspin_lock", 48): 21.3,
+        ("qspin_lock", 64): 13.1, ("qspin_lock", 72): 12.3, ("qspin_lock", 88): 6.6,
         ("tas_lock", 1): -0.4, ("tas_lock", 2): 27.8, ("tas_lock", 4): 56.5, ("tas_lock", 8): 57.3,
         ("tas_lock", 16): 46.1, ("tas_lock", 24): 42.4, ("tas_lock", 32): 37.3,
         ("tas_lock", 44): 32.3, ("tas_lock", 48): 20.9, ("tas_lock", 64): -14.4,
@@ -110,6 +122,10 @@ DOCUMENTED = {
         ("ticket_lock", 72): 11.0, ("ticket_lock", 88): 12.8,
     },
     "lockhammer-x86-3-c1000-p5000": {
+        ("qspin_lock", 1): 0.2, ("qspin_lock", 2): -8.1, ("qspin_lock", 4): -9.5,
+        ("qspin_lock", 8): -0.6, ("qspin_lock", 16): 3.8, ("qspin_lock", 24): 6.1,
+        ("qspin_lock", 32): 9.2, ("qspin_lock", 44): 10.8, ("qspin_lock", 48): 5.8,
+        ("qspin_lock", 64): 0.9, ("qspin_lock", 72): -0.9, ("qspin_lock", 88): -5.2,
         ("tas_lock", 1): -0.0, ("tas_lock", 2): -8.3, ("tas_lock", 4): -8.4, ("tas_lock", 8): 4.7,
         ("tas_lock", 16): 11.3, ("tas_lock", 24): 11.8, ("tas_lock", 32): 10.4,
         ("tas_lock", 44): 6.7, ("tas_lock", 48): -22.1, ("tas_lock", 64): -37.0,

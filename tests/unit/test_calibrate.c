@@ -272,14 +272,16 @@ Test(calibrate, lockhammer_rows_are_per_thread_access_rate_x_threads, .timeout =
 	const char *path = put(
 		"lh.csv",
 		"# lockhammer, one host\n" LH_ROW("4", "100.0", "x86-3", "ticket_spinlock", "0ns")
-			LH_ROW("4", "110.0", "x86-3", "ticket_spinlock",
-			       "0ns") LH_ROW("4", "7.0", "x86-3", "swap_mutex", "0ns")
-				LH_ROW("4", "50.0", "x86-3", "incdec_refcount",
-				       "0ns") LH_ROW("4", "9.0", "x86-3", "cas_lockref", "0ns")
-					LH_ROW("88", "550.0", "x86-3", "ticket_spinlock", "0ns"));
+			LH_ROW("4", "110.0", "x86-3", "ticket_spinlock", "0ns") LH_ROW(
+				"4", "7.0", "x86-3", "swap_mutex",
+				"0ns") LH_ROW("4", "50.0", "x86-3", "incdec_refcount", "0ns")
+				LH_ROW("4", "9.0", "x86-3", "cas_lockref", "0ns") LH_ROW(
+					"88", "550.0", "x86-3", "ticket_spinlock", "0ns")
+					LH_ROW("8", "60.0", "x86-3", "queued_spinlock", "0ns"));
 
 	cr_assert_eq(calib_load_measured(path, &c, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(c.n, 4, "cas_lockref is compared with nothing");
+	cr_assert_eq(c.n, 5, "cas_lockref is compared with nothing");
+	cr_assert_float_eq(find(&c, "qspin_lock", 8)->ns_per_op, 480.0, 1e-9, "queued_spinlock");
 	cr_assert_float_eq(find(&c, "ticket_lock", 4)->ns_per_op, 420.0, 1e-9);
 	cr_assert_eq(find(&c, "ticket_lock", 4)->n, 2);
 	cr_assert_float_eq(find(&c, "ticket_lock", 88)->ns_per_op, 550.0 * 88, 1e-6);
@@ -312,8 +314,8 @@ Test(calibrate, lockhammer_refuses_bad_input_with_file_and_line, .timeout = 10)
 		  "lh.csv:2: '-c 1000ns -p 0ns' after '-c 0ns -p 0ns': keep one critical/parallel "
 		  "setting per file" },
 		{ LH_ROW("4", "100", "a", "cas_lockref", "0ns"), -ENODATA,
-		  "lh.csv: no lockhammer row of workload 'ticket_spinlock', 'swap_mutex' or "
-		  "'incdec_refcount'" },
+		  "lh.csv: no lockhammer row of workload 'ticket_spinlock', 'swap_mutex', "
+		  "'incdec_refcount' or 'queued_spinlock'" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

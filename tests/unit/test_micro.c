@@ -16,8 +16,8 @@
 #include "run/trial_run.h"
 #include "workload/micro_wl.h"
 
-static const int lock_ops[] = { MICRO_TICKET_LOCK, MICRO_TAS_LOCK, MICRO_TTAS_LOCK, MICRO_MCS_LOCK,
-				MICRO_CLH_LOCK };
+static const int lock_ops[] = { MICRO_TICKET_LOCK, MICRO_TAS_LOCK, MICRO_TTAS_LOCK,
+				MICRO_MCS_LOCK,	   MICRO_CLH_LOCK, MICRO_QSPIN_LOCK };
 
 #define N_LOCKS (sizeof(lock_ops) / sizeof(lock_ops[0]))
 

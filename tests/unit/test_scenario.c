@@ -828,13 +828,13 @@ Test(scenario, micro_critical_ns_needs_a_lock_op, .timeout = 5)
 	static const char *const base[] = {
 		":4: [workload.micro] critical_ns: is work done holding a lock, and op = cas_add "
 		"takes none: drop critical_ns or run a lock op (ticket_lock, tas_lock, ttas_lock, "
-		"mcs_lock, clh_lock)",
+		"mcs_lock, clh_lock, qspin_lock)",
 	};
 	static const char *const swept[] = {
 		":4: [workload.micro] critical_ns: is work done holding a lock, and op = "
 		"atomic_add "
 		"takes none: drop critical_ns or run a lock op (ticket_lock, tas_lock, ttas_lock, "
-		"mcs_lock, clh_lock)",
+		"mcs_lock, clh_lock, qspin_lock)",
 	};
 	struct scenario *s;
 
