@@ -93,16 +93,22 @@ static inline void tas_retry(struct lab_cpu *c, const void *word)
 #endif
 }
 
-/* The critical section of the locks with their own counter line. */
-static inline void locked_work(struct micro_wl *w, struct lab_cpu *c)
+/* A critical section: critical_ns of work, then a plain increment of *counter. */
+static inline void critical_work(struct micro_wl *w, struct lab_cpu *c, uint64_t *counter)
 {
 	uint64_t v;
 
 	if (w->critical_ns) /* none: not even the delay's lab.h operation (the sim counts it) */
 		lab_delay_ns(c, w->critical_ns);
 	/* A plain increment: the lock, not an atomic, must keep it exact. */
-	v = lab_load64(&w->data.counter, LAB_RELAXED);
-	lab_store64(&w->data.counter, v + 1, LAB_RELAXED);
+	v = lab_load64(counter, LAB_RELAXED);
+	lab_store64(counter, v + 1, LAB_RELAXED);
+}
+
+/* The critical section of the locks with their own counter line. */
+static inline void locked_work(struct micro_wl *w, struct lab_cpu *c)
+{
+	critical_work(w, c, &w->data.counter);
 }
 
 static void tas_op(struct micro_wl *w, struct lab_cpu *c)
@@ -184,11 +190,7 @@ static inline void one_op(struct micro_wl *w, struct lab_cpu *c)
 		break;
 	case MICRO_TICKET_LOCK:
 		lab_spin_lock(c, &l->lock);
-		if (w->critical_ns)
-			lab_delay_ns(c, w->critical_ns);
-		/* A plain increment: the lock, not an atomic, must keep it exact. */
-		v = lab_load64(&l->counter, LAB_RELAXED);
-		lab_store64(&l->counter, v + 1, LAB_RELAXED);
+		critical_work(w, c, &l->counter);
 		lab_spin_unlock(&l->lock);
 		break;
 	case MICRO_TAS_LOCK:
@@ -204,10 +206,7 @@ static inline void one_op(struct micro_wl *w, struct lab_cpu *c)
 		/* As ticket_lock: the counter shares the lock's line (the queue nodes are the
 		 * host's, one line each). */
 		lab_qspin_lock(c, &l->qlock);
-		if (w->critical_ns)
-			lab_delay_ns(c, w->critical_ns);
-		v = lab_load64(&l->counter, LAB_RELAXED);
-		lab_store64(&l->counter, v + 1, LAB_RELAXED);
+		critical_work(w, c, &l->counter);
 		lab_qspin_unlock(&l->qlock);
 		break;
 	default:
