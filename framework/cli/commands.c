@@ -240,8 +240,10 @@ const struct cli_command cli_commands[] = {
 		"/ measured. The table also goes to RESULTS_DIR/calibration.csv. Points with\n"
 		"2 or more CPUs are judged against PCT percent; 1 CPU is shown only\n"
 		"(atomic_ns is set from it). DATA is a concurrency-hierarchy-bench CSV,\n"
-		"lockhammer rows (one host and -c/-p per file) or folly SmallLocksBenchmark\n"
-		"output (one CPU per file), told apart by content. For example:\n"
+		"lockhammer rows (one host and -c/-p per file), folly SmallLocksBenchmark\n"
+		"output (one CPU per file) or mctop lock results (the no_backoff rows), told\n"
+		"apart by content (README \"Engines\" maps each one's names to the micro\n"
+		"ops). For example:\n"
 		"  iommulab run configs/calibrate-graviton2.ini --out results/cal\n"
 		"  iommulab calibrate results/cal configs/calibration/graviton2-atomics.csv",
 	.opts =
