@@ -82,8 +82,15 @@ Test(micro, native_throughput_counts_every_op_of_its_batches, .timeout = 60)
 		struct trial_result r;
 
 		micro_cfg(&cfg, ENGINE_NATIVE, 2, ops[i]);
-		run(&cfg, 0, &r);
-		cr_assert(trial_status_measured(r.status), "op %d: %s", ops[i], r.error);
+		/* A run whose threads the host kept off their cores is incomplete: the machine's
+		 * doing (a loaded CI runner), not the op's, so it is taken again, a few times. */
+		for (int tries = 0; tries < 5; tries++) {
+			run(&cfg, 0, &r);
+			if (r.status != TRIAL_INCOMPLETE)
+				break;
+		}
+		cr_assert(trial_status_measured(r.status), "op %d: status %d %s", ops[i], r.status,
+			  r.error);
 		cr_assert_gt(r.ops_min_cpu, 0, "op %d", ops[i]);
 		cr_assert_eq(r.ops_min_cpu % MICRO_BATCH, 0, "op %d: %lu", ops[i],
 			     (unsigned long)r.ops_min_cpu);

@@ -306,7 +306,7 @@ static void open_task_clocks(struct native_run *run)
 		 * what pthread_getcpuclockid() returns for a pthread_t. */
 		struct task_clock *tc = &run->tasks[run->n_tasks++];
 		tc->fd = fd;
-		tc->clock = (clockid_t)((~(clockid_t)tid << 3) | 6);
+		tc->clock = (clockid_t)((~(unsigned int)tid << 3) | 6u); /* unsigned: no UB */
 	}
 	closedir(d);
 	uint32_t busy = 0; /* more than the cores: oversubscribed by the scenario */
