@@ -29,8 +29,7 @@
 /* Everything the CPUs share sits in one cache line: the point of the workload. */
 struct micro_line {
 	struct lab_spinlock lock;
-	uint64_t counter; /* atomic_add / cas_add: atomically; ticket_lock, qspin_lock: under the
-			     lock */
+	uint64_t counter; /* atomically, or under lock or qlock (op_counter()) */
 	struct lab_qspinlock qlock;
 } __attribute__((aligned(LAB_CACHE_LINE)));
 
@@ -315,13 +314,28 @@ void micro_wl_free(struct micro_wl *w)
 	free(w);
 }
 
+/*
+ * The counter an op keeps: the shared line's for the atomics and for the locks whose word shares
+ * that line (ticket, queued), the data line's for the others.
+ */
+static const uint64_t *op_counter(const struct micro_wl *w)
+{
+	switch (w->op) {
+	case MICRO_ATOMIC_ADD:
+	case MICRO_CAS_ADD:
+	case MICRO_TICKET_LOCK:
+	case MICRO_QSPIN_LOCK:
+		return &w->line.counter;
+	default:
+		return &w->data.counter;
+	}
+}
+
 const char *micro_wl_error(struct micro_wl *w)
 {
 	uint64_t done = 0;
 
-	uint64_t counter = w->op <= MICRO_TICKET_LOCK || w->op == MICRO_QSPIN_LOCK
-				   ? w->line.counter
-				   : w->data.counter;
+	uint64_t counter = *op_counter(w);
 
 	for (uint32_t i = 0; i < w->ncpus; i++)
 		done += w->done[i].n;
