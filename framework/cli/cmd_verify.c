@@ -401,8 +401,8 @@ static const char *grid_key(const char *set)
 	return NULL;
 }
 
-/* The base scenario verify's grid starts from: this plugin alone; the watchdog is the scenario
- * default (watchdog_ms = 3000, which a counterexample names). */
+/* The base scenario verify's grid starts from: this plugin alone, with verify's watchdog
+ * (CMDQ_CHECK_WATCHDOG_MS, which a counterexample names). */
 static int write_base(const char *path, int fd, const struct lab_plugin *d)
 {
 	const char *kind = d->kind == LAB_KIND_IOVA ? "iova" : "cmdq";
@@ -415,8 +415,8 @@ static int write_base(const char *path, int fd, const struct lab_plugin *d)
 	fprintf(f,
 		"; iommulab verify: the base of its grid (%s), as cmdq_check_base() sets it\n"
 		"[scenario]\nworkload = %s\nengine = native\noversubscribe = allow\n"
-		"[smmu]\ndevice = inline\n[plugins]\n%s = %s\n",
-		path, kind, kind, d->name);
+		"watchdog_ms = %u\n[smmu]\ndevice = inline\n[plugins]\n%s = %s\n",
+		path, kind, CMDQ_CHECK_WATCHDOG_MS, kind, d->name);
 	return fclose(f) ? -errno : 0;
 }
 

@@ -160,6 +160,7 @@ int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len)
 	cfg->scenario.engine = ENGINE_NATIVE;
 	/* meson runs suites side by side: a preempted lock holder is slow, not wrong. */
 	cfg->scenario.oversubscribe = OVERSUBSCRIBE_ALLOW;
+	cfg->scenario.watchdog_ms = CMDQ_CHECK_WATCHDOG_MS;
 	cfg->smmu.device = DEVICE_INLINE;
 	return 0;
 }

@@ -142,6 +142,15 @@ void cmdq_check_config_free(const struct lab_plugin *d, void *cfg);
  * cmdq_check_apply then sets only the point's own. 0, or -errno with the reason in err;
  * scenario_cfg_free() it either way.
  */
+/*
+ * verify's watchdog, in ms (the scenario default is 3000). An op of a correct plugin ends within
+ * the kernel's 1 s CMD_SYNC poll (plugins/cmdq/llq.h's LLQ_POLL_TIMEOUT_NS) even when it gives
+ * up; natively the watchdog counts only the time the trial had its cores, so 1.5 s without
+ * progress is a hang whatever the load. Each hung native configuration costs verify this much
+ * (a plugin that never unlocks hangs 30 of them: 95 s of verify at 3000 ms, 51 s at 1500).
+ */
+#define CMDQ_CHECK_WATCHDOG_MS 1500u
+
 int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len);
 
 /* Set p's keys onto cfg. */

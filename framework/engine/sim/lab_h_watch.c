@@ -7,7 +7,7 @@
  *   word, a raw atomic in a retry loop): no virtual time passes, so no virtual watchdog can
  *   fire. A timer on the host thread's own CPU time (CLOCK_THREAD_CPUTIME_ID, so neither a
  *   loaded machine nor a slow build makes it fire) looks every STUCK_TICK_MS; when the
- *   running CPU has made no lab.h operation and moved no virtual time since the last look,
+ *   running CPU has made no lab.h operation and moved no virtual time for STUCK_MS,
  *   it takes the interrupted instruction's address as the place, ends the simulation as hung
  *   and leaves that CPU's coroutine behind (it switches to the main context from the signal
  *   handler, which never returns: the coroutine is abandoned, as a hung CPU always is).
@@ -36,11 +36,15 @@
 #include "engine/sim/sim_internal.h"
 
 /*
- * Host CPU time between two looks at the running CPU: a stuck one is seen in 1-2 ticks. The
- * sim makes a lab.h operation every few microseconds of host time (under valgrind, every few
- * hundred), so a tick without one is never a slow host, however loaded or instrumented.
+ * Host CPU time without a lab.h operation after which the running CPU is stuck, and between
+ * two looks at it: a stuck one is seen after STUCK_MS to STUCK_MS + STUCK_TICK_MS. The sim
+ * makes a lab.h operation every few microseconds of host time (under valgrind, every few
+ * hundred), so STUCK_MS without one is never a slow host, however loaded or instrumented.
+ * (It was 200 ms, looked at every 200 ms: 200-400 ms per stuck trial, most of verify's time
+ * on a plugin that spins outside lab.h, one such trial per configuration.)
  */
-#define STUCK_TICK_MS 200
+#define STUCK_MS      100
+#define STUCK_TICK_MS 25
 
 /* ---- a CPU stuck in host code ------------------------------------------------------------- */
 
@@ -85,12 +89,12 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	/*
-	 * Ticks can arrive bunched (a delivery held back, as under valgrind): unchanged since the
-	 * last one is stuck only when a whole tick of CPU time has passed since it changed.
+	 * Unchanged since the last look is stuck only when STUCK_MS of CPU time has passed since
+	 * the look that saw it change (ticks can also arrive bunched, as under valgrind).
 	 */
-	if (cpu_ns - s->stuck_since_ns < (uint64_t)STUCK_TICK_MS * 1000000u)
+	if (cpu_ns - s->stuck_since_ns < (uint64_t)STUCK_MS * 1000000u)
 		return;
-	/* Nothing of the sim's has run on this CPU for a whole tick: it is outside lab.h. */
+	/* Nothing of the sim's has run on this CPU for STUCK_MS: it is outside lab.h. */
 	s->stuck = true;
 	s->stuck_pc = interrupted_pc(uc);
 	s->hung = true;
@@ -370,7 +374,7 @@ void sim_watch_report(struct sim *s, struct engine_result *res)
 			"cpu%u ran host code for over %d ms of host CPU time without calling lab.h "
 			"(a spin loop or a shared access outside lab.h: no virtual time passes), "
 			"at %s, %.3f us into the run",
-			x->id, STUCK_TICK_MS, here, (double)x->clock / 1e6);
+			x->id, STUCK_MS, here, (double)x->clock / 1e6);
 		snprintf(s->why, sizeof(s->why), "no progress: %s", res->outside_why);
 	}
 	if (s->outside_words && !s->stuck) {
