@@ -82,11 +82,15 @@ Test(micro, native_throughput_counts_every_op_of_its_batches, .timeout = 60)
 		struct trial_result r;
 
 		micro_cfg(&cfg, ENGINE_NATIVE, 2, ops[i]);
-		/* A run whose threads the host kept off their cores is incomplete: the machine's
-		 * doing (a loaded CI runner), not the op's, so it is taken again, a few times. */
+		/*
+		 * A run whose threads the host kept off their cores is incomplete, and one whose
+		 * thread sat off its core for the whole 20 ms window completed no batch (seen in
+		 * the suite beside a build on 2 cores): the machine's doing, not the op's, and
+		 * nothing to judge the batches on, so it is taken again, a few times.
+		 */
 		for (int tries = 0; tries < 5; tries++) {
 			run(&cfg, 0, &r);
-			if (r.status != TRIAL_INCOMPLETE)
+			if (r.status != TRIAL_INCOMPLETE && r.ops_min_cpu > 0)
 				break;
 		}
 		cr_assert(trial_status_measured(r.status), "op %d: status %d %s", ops[i], r.status,
