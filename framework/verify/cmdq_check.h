@@ -137,12 +137,6 @@ void *cmdq_check_config(const struct lab_plugin *d, const void *base,
 void cmdq_check_config_free(const struct lab_plugin *d, void *cfg);
 
 /*
- * The scenario defaults with the keys every conformance trial shares (the cmdq workload,
- * natively, oversubscription allowed). A caller may change keys afterwards (verify's --set);
- * cmdq_check_apply then sets only the point's own. 0, or -errno with the reason in err;
- * scenario_cfg_free() it either way.
- */
-/*
  * verify's watchdog, in ms (the scenario default is 3000). An op of a correct plugin ends within
  * the kernel's 1 s CMD_SYNC poll (plugins/cmdq/llq.h's LLQ_POLL_TIMEOUT_NS) even when it gives
  * up; natively the watchdog counts only the time the trial had its cores, so 1.5 s without
@@ -151,6 +145,12 @@ void cmdq_check_config_free(const struct lab_plugin *d, void *cfg);
  */
 #define CMDQ_CHECK_WATCHDOG_MS 1500u
 
+/*
+ * The scenario defaults with the keys every conformance trial shares (the cmdq workload,
+ * natively, oversubscription allowed, verify's watchdog). A caller may change keys
+ * afterwards (verify's --set); cmdq_check_apply then sets only the point's own. 0, or -errno
+ * with the reason in err; scenario_cfg_free() it either way.
+ */
 int cmdq_check_base(struct scenario_cfg *cfg, char *err, size_t err_len);
 
 /* Set p's keys onto cfg. */
